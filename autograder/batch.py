@@ -1,0 +1,220 @@
+"""Grading many submissions: discovery, one runner process each (``--jobs`` at a time), the
+gradebook CSV and the summary table.
+
+A path given on the command line is a submission when it is a zip or holds some assignment's
+files; otherwise it is a folder of submissions and is searched (to a few levels) for them.
+Each submission is graded by ``python -m autograder.runner`` in its own process, so a
+submission that brings its grading process down cannot affect the others; when a runner dies
+or overruns its hard limit, the batch writes the results file itself, keeping the tests the
+runner had finished.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+from tqdm import tqdm
+
+from autograder import assignment as assignments
+from autograder.results import Results, TestResult, atomic_write
+from autograder.sandbox import become_subreaper
+
+SEARCH_DEPTH = 3
+HARD_LIMIT_MARGIN = 120.0
+
+
+@dataclass
+class Job:
+    name: str
+    source: Path
+    assignment: str | None
+    problem: str = ""
+
+
+def detect(path: Path) -> str | None:
+    """The assignment whose required files ``path`` (a folder or zip) holds the most of."""
+    if path.is_file() and path.suffix.lower() == ".zip":
+        try:
+            with zipfile.ZipFile(path) as archive:
+                present = {Path(n).name for n in archive.namelist()}
+        except (zipfile.BadZipFile, OSError):
+            return None
+    elif path.is_dir():
+        present = {p.name for depth in range(SEARCH_DEPTH) for p in path.glob("/".join(["*"] * (depth + 1)))}
+    else:
+        return None
+    best, best_count = None, 0
+    for name in assignments.names():
+        count = len(set(assignments.load(name).files) & present)
+        if count > best_count:
+            best, best_count = name, count
+    return best
+
+
+def discover(paths: list[Path], forced: str | None = None) -> list[Job]:
+    """Expand command-line paths into jobs with unique names."""
+    jobs: list[Job] = []
+    for path in paths:
+        path = Path(path)
+        if not path.exists():
+            jobs.append(Job(path.name or str(path), path, forced, f"{path} does not exist"))
+            continue
+        found = _search(path, forced, depth=0)
+        if not found:  # an explicit path is always graded, even when it holds nothing recognisable
+            found = [Job(_stem(path), path, forced or detect(path))]
+        jobs += found
+    seen: dict[str, int] = {}
+    for job in jobs:
+        count = seen.get(job.name, 0)
+        seen[job.name] = count + 1
+        if count:
+            job.name = f"{job.name}-{count + 1}"
+    return jobs
+
+
+def _search(path: Path, forced: str | None, depth: int, prefix: str = "") -> list[Job]:
+    if _is_submission(path, forced):
+        return [Job(prefix + _stem(path), path, forced or detect(path))]
+    if not path.is_dir() or depth >= SEARCH_DEPTH:
+        return []
+    jobs = []
+    for child in sorted(path.iterdir()):
+        if not child.name.startswith(".") and child.name not in ("__pycache__", "__MACOSX"):
+            jobs += _search(child, forced, depth + 1, f"{prefix}{path.name}-" if depth > 0 else prefix)
+    return jobs
+
+
+def _is_submission(path: Path, forced: str | None) -> bool:
+    """A zip, or a folder holding (directly) a required file of ``forced`` or of any assignment."""
+    if path.is_file():
+        return path.suffix.lower() == ".zip"
+    names = [forced] if forced else assignments.names()
+    return any((path / f).is_file() for name in names for f in assignments.load(name).files)
+
+
+def _stem(path: Path) -> str:
+    return path.stem if path.is_file() else path.name
+
+
+def grade_all(jobs: list[Job], out: Path, *, workers: int = 1, public_only: bool = False, oracle: str = "auto",
+              progress: bool = True) -> list[Results]:
+    """Grade every job into ``out/<name>/``; return the results in job order."""
+    become_subreaper()
+    out.mkdir(parents=True, exist_ok=True)
+    hide = sorted({str(j.source.resolve().parent) for j in jobs} | {str(out.resolve())})
+    bar = tqdm(total=len(jobs), desc="grading", unit="submission", disable=not progress)
+
+    def run(job: Job) -> Results:
+        results = _grade_job(job, out / job.name, hide, public_only, oracle)
+        bar.set_postfix_str(f"{job.name}: {results.score:g}/{results.max_score:g}")
+        bar.update()
+        return results
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        collected = list(pool.map(run, jobs))
+    bar.close()
+    write_gradebook(collected, out / "gradebook.csv")
+    atomic_write(out / "summary.md", summary_markdown(collected))
+    return collected
+
+
+def _grade_job(job: Job, out_dir: Path, hide: list[str], public_only: bool, oracle: str) -> Results:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results_file = out_dir / "results.json"
+    results_file.unlink(missing_ok=True)
+    if job.problem or job.assignment is None:
+        known = ", ".join(f"{n} ({', '.join(assignments.load(n).files)})" for n in assignments.names())
+        problem = job.problem or (f"could not tell which assignment this is; a submission holds the files of one "
+                                  f"of: {known}. Pass --assignment NAME to grade it anyway")
+        results = Results(assignment=job.assignment or "unknown", submission=job.name,
+                          output=f"Your submission could not be graded: {problem}.")
+        results.write(out_dir)
+        return results
+    assignment = assignments.load(job.assignment)
+    command = [sys.executable, "-m", "autograder.runner", "--assignment", job.assignment, "--submission",
+               str(job.source), "--out", str(out_dir), "--name", job.name, "--oracle", oracle,
+               *(["--public-only"] if public_only else []), *(a for h in hide for a in ("--hide", h))]
+    problem = ""
+    with open(out_dir / "runner.log", "wb") as log:
+        try:
+            process = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, check=False,
+                                     timeout=assignment.submission_timeout + HARD_LIMIT_MARGIN)
+            if process.returncode != 0:
+                problem = f"the grading process failed (exit status {process.returncode})"
+        except subprocess.TimeoutExpired:
+            problem = f"grading did not finish within {assignment.submission_timeout + HARD_LIMIT_MARGIN:g} s"
+    results = _read(results_file)
+    if results is None or problem:
+        results = results or Results(assignment=job.assignment, submission=job.name)
+        note = (f"The grader could not finish this submission ({problem or 'no results were written'}); the "
+                "scores below are those of the tests that finished. The course staff can see runner.log.")
+        results.output = f"{results.output}\n\n{note}".strip()
+        if not results.tests:
+            results.tests.append(TestResult(name="Grading", number="0", score=0, max_score=0, status="failed",
+                                            output=note))
+        results.write(out_dir)
+    return results
+
+
+def _read(path: Path) -> Results | None:
+    try:
+        return Results.from_gradescope(json.loads(path.read_text()))
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+
+
+def write_gradebook(collected: list[Results], path: Path) -> None:
+    """One row per submission: totals, then one column per test (in first-seen order)."""
+    columns: list[str] = []
+    for results in collected:
+        for test in results.tests:
+            label = f"{results.assignment}:{test.number} {test.name}"
+            if label not in columns:
+                columns.append(label)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_suffix(".csv.tmp")
+    with open(temp, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["submission", "assignment", "score", "max_score", "percent", "execution_time", *columns])
+        for results in collected:
+            scores = {f"{results.assignment}:{t.number} {t.name}": t.score for t in results.tests}
+            percent = 100 * results.score / results.max_score if results.max_score else 0.0
+            writer.writerow([results.submission, results.assignment, results.score, results.max_score,
+                             f"{percent:.1f}", f"{results.execution_time:.1f}", *(scores.get(c, "") for c in columns)])
+    os.replace(temp, path)
+
+
+def summary_table(collected: list[Results]) -> Table:
+    table = Table(title="Grading summary")
+    for column, justify in [("submission", "left"), ("assignment", "left"), ("score", "right"),
+                            ("passed", "right"), ("time (s)", "right"), ("note", "left")]:
+        table.add_column(column, justify=justify)
+    for results in collected:
+        passed = sum(t.status == "passed" for t in results.tests)
+        note = results.output.strip().splitlines()[0][:70] if results.output.strip() else ""
+        table.add_row(results.submission, results.assignment, f"{results.score:g} / {results.max_score:g}",
+                      f"{passed}/{len(results.tests)}", f"{results.execution_time:.1f}", note)
+    return table
+
+
+def summary_markdown(collected: list[Results]) -> str:
+    lines = ["| submission | assignment | score | passed | time (s) |", "|---|---|---|---|---|"]
+    for results in collected:
+        passed = sum(t.status == "passed" for t in results.tests)
+        lines.append(f"| {results.submission} | {results.assignment} | {results.score:g} / {results.max_score:g} "
+                     f"| {passed}/{len(results.tests)} | {results.execution_time:.1f} |")
+    return "\n".join(lines) + "\n"
+
+
+def print_summary(collected: list[Results]) -> None:
+    Console().print(summary_table(collected))

@@ -1,0 +1,181 @@
+"""Building the student skeletons from ``solutions/`` and recording the public tests' expected values.
+
+A solution region is marked ``# BEGIN SOLUTION [hint]`` ... ``# END SOLUTION``, or is a single
+line ending in ``# SOLUTION [hint]``. In the skeleton the region becomes, at the marker's
+indentation, ``raise NotImplementedError("<function>: <hint>")``; the hint is what a TA would say
+first. Everything outside regions (signatures, docstrings with shapes, given code) is copied.
+
+``build --check`` regenerates into memory and reports any file of ``assignments/`` or
+``public/expected.zip`` that differs, which is what CI runs: the skeleton is never edited by hand.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import torch
+
+from autograder import assignment as assignments
+from autograder.oracle import read_store
+
+BEGIN = re.compile(r"^(?P<indent>\s*)# BEGIN SOLUTION\b:?\s*(?P<hint>.*)$")
+END = re.compile(r"^\s*# END SOLUTION\s*$")
+LINE = re.compile(r"^(?P<indent>\s*)(?P<code>\S.*?)\s*# SOLUTION\b:?\s*(?P<hint>.*)$")
+SKIP = {"__pycache__", ".ipynb_checkpoints"}
+
+
+class BuildError(Exception):
+    """A solution file whose markers cannot be turned into a skeleton."""
+
+
+def strip_solutions(source: str, filename: str) -> str:
+    """The skeleton of one solution file (see the module docstring)."""
+    owners = _enclosing_functions(source, filename)
+    out, region = [], None
+    for number, line in enumerate(source.splitlines(), start=1):
+        begin, end, single = BEGIN.match(line), END.match(line), LINE.match(line)
+        if region is not None:
+            if begin:
+                raise BuildError(f"{filename}:{number}: BEGIN SOLUTION inside the region opened at line {region[0]}")
+            if end:
+                out.append(_stub(region[1], region[2], owners.get(region[0], "this part"), filename, region[0]))
+                region = None
+            continue
+        if end:
+            raise BuildError(f"{filename}:{number}: END SOLUTION without a BEGIN SOLUTION")
+        if begin:
+            region = (number, begin["indent"], begin["hint"].strip())
+        elif single and not line.lstrip().startswith("#"):
+            owner = owners.get(number, "this part")
+            out.append(_stub(single["indent"], single["hint"].strip(), owner, filename, number))
+        else:
+            out.append(line)
+    if region is not None:
+        raise BuildError(f"{filename}:{region[0]}: BEGIN SOLUTION is never closed by END SOLUTION")
+    skeleton = "\n".join(out) + ("\n" if source.endswith("\n") else "")
+    try:
+        ast.parse(skeleton)
+    except SyntaxError as exc:
+        raise BuildError(f"{filename}: the skeleton would not parse ({exc}); check the markers' indentation") from None
+    return skeleton
+
+
+def _stub(indent: str, hint: str, owner: str, filename: str, line: int) -> str:
+    if not indent:
+        raise BuildError(f"{filename}:{line}: solution regions must be inside a function or method")
+    message = f"{owner}: {hint}" if hint else f"{owner} is not implemented yet"
+    return f"{indent}raise NotImplementedError({message!r})"
+
+
+def _enclosing_functions(source: str, filename: str) -> dict[int, str]:
+    """Line number -> qualified name of the innermost function around it."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise BuildError(f"{filename}: the solution does not parse: {exc}") from None
+    owners: dict[int, str] = {}
+
+    def visit(node, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                name = f"{prefix}{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    for line in range(child.lineno, (child.end_lineno or child.lineno) + 1):
+                        owners[line] = name
+                visit(child, f"{name}.")
+            else:
+                visit(child, prefix)
+
+    visit(tree, "")
+    return owners
+
+
+def skeleton_files(assignment: assignments.Assignment) -> dict[str, bytes]:
+    """Relative path -> content of every file of the generated skeleton."""
+    files = {}
+    for path in sorted(assignment.solution_dir.rglob("*")):
+        relative = path.relative_to(assignment.solution_dir)
+        if not path.is_file() or SKIP & set(relative.parts):
+            continue
+        if path.suffix == ".py":
+            files[str(relative)] = strip_solutions(path.read_text(), str(relative)).encode()
+        else:
+            files[str(relative)] = path.read_bytes()
+    return files
+
+
+def build(names: list[str], check: bool = False) -> list[str]:
+    """Write (or, with ``check``, compare) every skeleton and expected-values file; return problems."""
+    problems = []
+    for name in names:
+        assignment = assignments.load(name)
+        if not assignment.has_reference:
+            problems.append(f"{name}: no reference in {assignment.solution_dir}; nothing to build from")
+            continue
+        generated = skeleton_files(assignment)
+        target = assignment.skeleton_dir
+        existing = {str(p.relative_to(target)) for p in target.rglob("*") if p.is_file()
+                    and not SKIP & set(p.relative_to(target).parts)} if target.is_dir() else set()
+        if check:
+            for relative, content in generated.items():
+                path = target / relative
+                if not path.is_file() or path.read_bytes() != content:
+                    problems.append(f"{path} is out of date: run `autograder build {name}`")
+            problems += [f"{target / r} is not generated from solutions/: remove it" for r in existing - set(generated)]
+        else:
+            for relative in existing - set(generated):
+                (target / relative).unlink()
+            for relative, content in generated.items():
+                (target / relative).parent.mkdir(parents=True, exist_ok=True)
+                (target / relative).write_bytes(content)
+        problems += record_expected(assignment, check)
+    return problems
+
+
+def record_expected(assignment: assignments.Assignment, check: bool) -> list[str]:
+    """Grade the reference on the public tests, recording every oracle answer (students replay them)."""
+    with tempfile.TemporaryDirectory(prefix="autograder-build-") as temp:
+        store = Path(temp) / "expected.zip"
+        command = [sys.executable, "-m", "autograder.runner", "--assignment", assignment.name, "--submission",
+                   str(assignment.solution_dir), "--out", str(Path(temp) / "out"), "--name", "reference",
+                   "--public-only", "--oracle", "record", "--record-to", str(store)]
+        process = subprocess.run(command, capture_output=True, text=True, check=False)
+        if process.returncode != 0 or not store.is_file():
+            output = process.stdout[-2000:] + process.stderr[-2000:]
+            return [f"{assignment.name}: recording expected values failed:\n{output}"]
+        current = assignment.expected_file
+        if check:
+            if not current.is_file() or not same_store(current, store):
+                return [f"{current} is out of date: run `autograder build {assignment.name}`"]
+            return []
+        if not current.is_file() or not same_store(current, store):
+            shutil.copyfile(store, current)
+    return []
+
+
+def same_store(a: Path, b: Path) -> bool:
+    """Both recordings hold the same keys and values (floating point compared to 1e-6)."""
+    left, right = read_store(a), read_store(b)
+    if left.keys() != right.keys():
+        return False
+    return all(_same(left[k], right[k]) for k in left)
+
+
+def _same(x, y) -> bool:
+    if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor):
+        if x.shape != y.shape or x.dtype != y.dtype:
+            return False
+        if x.is_floating_point():
+            return torch.allclose(x.double(), y.double(), rtol=1e-6, atol=1e-9, equal_nan=True)
+        return torch.equal(x, y)
+    if isinstance(x, tuple | list) and isinstance(y, tuple | list):
+        return len(x) == len(y) and all(_same(a, b) for a, b in zip(x, y, strict=True))
+    if isinstance(x, dict) and isinstance(y, dict):
+        return x.keys() == y.keys() and all(_same(x[k], y[k]) for k in x)
+    return type(x) is type(y) and x == y

@@ -1,0 +1,129 @@
+"""The ``autograder`` command: grade, check, validate, build, list.
+
+    autograder grade PATHS... --out DIR [--jobs N]   instructors: one results folder per submission
+    autograder check NAME [FOLDER]                   students: the public tests on a working copy
+    autograder validate [NAMES...]                   CI: reference full marks, skeleton none, mutants caught
+    autograder build [NAMES...] [--check]            skeletons and recorded expectations from solutions/
+    autograder list                                  the assignments this installation knows
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from rich.console import Console
+from rich.markdown import Markdown
+
+from autograder import assignment as assignments
+from autograder import batch
+from autograder.sandbox import Isolation
+
+log = logging.getLogger("autograder")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="autograder", description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    grade = commands.add_parser("grade", help="grade submission folders or zips")
+    grade.add_argument("paths", nargs="+", type=Path, help="submissions (folders or zips), or folders of them")
+    grade.add_argument("--out", type=Path, required=True, help="results folder (one subfolder per submission)")
+    grade.add_argument("--jobs", type=int, default=1, help="submissions graded in parallel (default 1)")
+    grade.add_argument("--assignment", help="grade every path as this assignment (default: detect from files)")
+    grade.add_argument("--public-only", action="store_true", help="run only the public tests")
+    grade.add_argument("--quiet", action="store_true", help="no progress bar or table")
+
+    check = commands.add_parser("check", help="run the public tests on your working copy")
+    check.add_argument("assignment", help="assignment name, e.g. masking")
+    check.add_argument("folder", nargs="?", type=Path, default=Path("."), help="folder with your files (default .)")
+
+    validate = commands.add_parser("validate", help="reference full marks, skeleton none, every mutant loses")
+    validate.add_argument("names", nargs="*", help="assignments (default: all)")
+    validate.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2)), help="parallel gradings")
+    validate.add_argument("--out", type=Path, help="keep the graded results here")
+
+    build = commands.add_parser("build", help="generate assignments/ and public expectations from solutions/")
+    build.add_argument("names", nargs="*", help="assignments (default: all)")
+    build.add_argument("--check", action="store_true", help="only report what is out of date (for CI)")
+
+    commands.add_parser("list", help="list the assignments")
+
+    options = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    try:
+        return COMMANDS[options.command](options)
+    except assignments.AssignmentError as exc:
+        log.error("error: %s", exc)
+        return 2
+
+
+def cmd_grade(options) -> int:
+    if options.assignment:
+        assignments.load(options.assignment)  # an unknown name fails here, with the list of known ones
+    if not Isolation().privileged:
+        log.warning("note: %s", Isolation().note())
+    jobs = batch.discover(options.paths, options.assignment)
+    if not jobs:
+        log.error("error: no submissions found under %s", ", ".join(map(str, options.paths)))
+        return 2
+    collected = batch.grade_all(jobs, options.out, workers=options.jobs, public_only=options.public_only,
+                                progress=not options.quiet)
+    if not options.quiet:
+        batch.print_summary(collected)
+        log.info("results: %s (gradebook.csv, summary.md, one folder per submission)", options.out)
+    return 0
+
+
+def cmd_check(options) -> int:
+    from autograder.runner import grade_one
+
+    assignment = assignments.load(options.assignment)
+    folder = options.folder.resolve()
+    results = grade_one(assignment, folder, None, name=folder.name, public_only=True)
+    console = Console()
+    console.print(Markdown(results.feedback()))
+    if results.score < results.max_score:
+        console.print("\nThe hidden tests check more cases than these; passing every public test is a start.")
+    return 0 if results.score == results.max_score else 1
+
+
+def cmd_validate(options) -> int:
+    from autograder.validate import validate
+
+    names = options.names or assignments.names()
+    if options.out is not None:
+        return 0 if validate(names, options.out, options.jobs) else 1
+    with tempfile.TemporaryDirectory(prefix="autograder-validate-") as temp:
+        return 0 if validate(names, Path(temp), options.jobs) else 1
+
+
+def cmd_build(options) -> int:
+    from autograder.build import build
+
+    names = options.names or assignments.names()
+    problems = build(names, check=options.check)
+    for problem in problems:
+        log.error("%s", problem)
+    if not problems:
+        log.info("%s: %s", "up to date" if options.check else "built", ", ".join(names))
+    return 1 if problems else 0
+
+
+def cmd_list(options) -> int:
+    for name in assignments.names():
+        assignment = assignments.load(name)
+        print(f"{name:12} {assignment.title}  (submit: {', '.join(assignment.files)})")
+    return 0
+
+
+COMMANDS = {"grade": cmd_grade, "check": cmd_check, "validate": cmd_validate, "build": cmd_build, "list": cmd_list}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

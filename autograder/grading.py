@@ -1,0 +1,108 @@
+"""What a graded test is written with: the ``graded`` decorator, partial credit, and helpers that
+work the same on the student proxy and on a local implementation.
+
+    @graded(points=2, covers=["masked_softmax"])
+    def test_rows_sum_to_one(masking, oracle, parts):
+        \"\"\"masked_softmax: rows sum to one\"\"\"
+        ...
+
+The first docstring line is the name students see. ``covers`` names the student functions or
+classes the test grades: a forbidden API found in one of them fails the test before it runs.
+Visibility defaults to ``visible`` for tests in ``public/`` (they ship to students) and to
+``after_due_date`` for tests in ``hidden/``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+from autograder import worker
+from autograder.checks import assert_close, assert_rows_sum_to_one, assert_tensor
+from autograder.proxy import RemoteObject, StudentCodeFailure
+from autograder.results import VISIBILITIES
+
+__all__ = ["graded", "Parts", "forward_backward", "derive_seed", "read", "assert_close", "assert_tensor",
+           "assert_rows_sum_to_one"]
+
+
+def graded(points: float, *, visibility: str | None = None, timeout: float | None = None,
+           covers: tuple[str, ...] | list[str] = (), tags: tuple[str, ...] | list[str] = ()):
+    """Mark a test as graded: its points, visibility, time limit (seconds) and covered symbols."""
+    if visibility is not None and visibility not in VISIBILITIES:
+        raise ValueError(f"visibility must be one of {VISIBILITIES}, not {visibility!r}")
+    if points < 0:
+        raise ValueError("points cannot be negative")
+    return pytest.mark.graded(points=float(points), visibility=visibility, timeout=timeout,
+                              covers=tuple(covers), tags=tuple(tags))
+
+
+class Parts:
+    """Partial credit: each ``with parts("name", weight):`` block passes or fails on its own."""
+
+    def __init__(self):
+        self.results: list[tuple[str, float, str | None]] = []
+
+    @contextmanager
+    def __call__(self, name: str, weight: float = 1.0) -> Iterator[None]:
+        try:
+            yield
+        except (AssertionError, StudentCodeFailure) as exc:
+            self.results.append((name, weight, str(exc) or type(exc).__name__))
+        else:
+            self.results.append((name, weight, None))
+
+    @property
+    def used(self) -> bool:
+        return bool(self.results)
+
+    def fraction(self, declared: float = 0.0) -> float:
+        total = max(sum(w for _, w, _ in self.results), declared)
+        return sum(w for _, w, error in self.results if error is None) / total if total else 0.0
+
+    @property
+    def all_passed(self) -> bool:
+        return all(error is None for _, _, error in self.results)
+
+    def summary(self) -> str:
+        """One line per part; consecutive parts failing with the same message share it."""
+        lines, index = [], 0
+        while index < len(self.results):
+            name, weight, error = self.results[index]
+            group = [name]
+            while (index + len(group) < len(self.results) and error is not None
+                   and self.results[index + len(group)][2] == error):
+                group.append(self.results[index + len(group)][0])
+            index += len(group)
+            if error is None:
+                lines.append(f"- passed: {name}")
+                continue
+            lines.append(f"- FAILED: {'; '.join(group)}")
+            lines += ["  " + line for line in error.splitlines()]
+        return "\n".join(lines)
+
+
+def forward_backward(module, *args, grad_output=None, **kwargs) -> dict:
+    """Forward and backward through a local module or a ``RemoteObject``, with the same result shape.
+
+    Returns ``{"output", "input_grads" (per positional arg), "param_grads" ({name: grad})}``.
+    """
+    if isinstance(module, RemoteObject):
+        return module.forward_backward(*args, grad_output=grad_output, **kwargs)
+    return worker.forward_backward(module, args, kwargs, grad_output)
+
+
+def read(obj, attribute: str):
+    """Read an attribute of a local object or a ``RemoteObject`` (``read(model, "training")``)."""
+    if isinstance(obj, RemoteObject):
+        return getattr(obj, attribute).get()
+    return getattr(obj, attribute)
+
+
+def derive_seed(*parts: object) -> int:
+    """A stable 31-bit seed from any parts (test id, secret, ...)."""
+    digest = hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF

@@ -1,0 +1,124 @@
+"""Expected values for graded tests: computed live from the reference, or replayed from a recording.
+
+A test asks ``oracle(fn)`` where ``fn(impl)`` computes something from an implementation
+(``impl.masking.causal_mask(5)``); ``fn`` must be deterministic (seed inside it). The answer is
+an ``Expected``: the reference's value plus, computed only when a comparison fails, the value
+of every known mutant, so feedback can name the mistake.
+
+Students have no reference. For the public tests, ``autograder build`` records every oracle
+answer (reference and mutant values) into ``public/expected.zip`` (JSON plus ``.npy``, no pickle),
+keyed by test id and call order; ``autograder check`` replays it. Hidden tests always run live.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from autograder import protocol
+
+Variants = list[tuple[str, Any]]
+
+
+class Expected:
+    """The reference's ``value`` and the known mistakes' values (``variants()``)."""
+
+    def __init__(self, value: Any, variants: Callable[[], Variants] | Variants = ()):
+        self.value = value
+        self._variants = variants
+
+    def variants(self) -> Variants:
+        if callable(self._variants):
+            self._variants = self._variants()
+        return list(self._variants)
+
+    def __getitem__(self, index) -> Expected:
+        """The expectation for one element of a tuple output (``expected[1]`` for the weights)."""
+        def project() -> Variants:
+            out = []
+            for description, value in self.variants():
+                try:
+                    out.append((description, value[index]))
+                except (TypeError, IndexError, KeyError):
+                    continue
+            return out
+
+        return Expected(self.value[index], project)
+
+
+class Oracle:
+    """Answers ``oracle(fn)`` in one of three modes: ``live``, ``record`` or ``replay``."""
+
+    def __init__(self, mode: str, reference=None, mutants=(), store: Path | None = None):
+        if mode not in ("live", "record", "replay"):
+            raise ValueError(f"unknown oracle mode {mode!r}")
+        self.mode, self.reference, self.mutants, self.store = mode, reference, list(mutants), store
+        self.recorded: dict[str, tuple[Any, Variants]] = {}
+        if mode == "replay":
+            self.recorded = read_store(store) if store and store.is_file() else {}
+        self._test, self._count = "", 0
+
+    def start_test(self, test_id: str) -> None:
+        self._test, self._count = test_id, 0
+
+    def __call__(self, fn: Callable[[Any], Any]) -> Expected:
+        self._count += 1
+        key = f"{self._test}#{self._count}"
+        if self.mode == "replay":
+            if key not in self.recorded:
+                raise AssertionError("the expected values for this check are missing from the assignment's "
+                                     "public/expected.zip: ask the course staff to rebuild the assignment")
+            value, variants = self.recorded[key]
+            return Expected(value, variants)
+        value = fn(self.reference)
+        if self.mode == "record":
+            variants = self._run_mutants(fn)
+            self.recorded[key] = (value, variants)
+            return Expected(value, variants)
+        return Expected(value, lambda: self._run_mutants(fn))
+
+    def _run_mutants(self, fn) -> Variants:
+        out = []
+        for mutant in self.mutants:
+            try:
+                out.append((mutant.description, fn(mutant.implementation)))
+            except Exception:  # noqa: BLE001 - a mutant that cannot run this check matches nothing
+                continue
+        return out
+
+    def save(self) -> None:
+        if self.mode == "record" and self.store is not None:
+            write_store(self.store, self.recorded)
+
+
+def write_store(path: Path, entries: dict[str, tuple[Any, Variants]]) -> None:
+    """Write recorded values as a zip of ``manifest.json`` and ``.npy`` blobs, byte-for-byte reproducible."""
+    blobs: list[bytes] = []
+    manifest = {"version": 1, "entries": {}}
+    for key in sorted(entries):
+        value, variants = entries[key]
+        manifest["entries"][key] = {
+            "value": protocol.encode(value, blobs),
+            "variants": [[d, protocol.encode(v, blobs)] for d, v in variants],
+        }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in [("manifest.json", json.dumps(manifest, indent=1).encode())] + [
+            (f"blobs/{i}.npy", blob) for i, blob in enumerate(blobs)
+        ]:
+            archive.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), data, zipfile.ZIP_DEFLATED)
+
+
+def read_store(path: Path) -> dict[str, tuple[Any, Variants]]:
+    with zipfile.ZipFile(path) as archive:
+        manifest = json.loads(archive.read("manifest.json"))
+        count = sum(1 for n in archive.namelist() if n.startswith("blobs/"))
+        blobs = [archive.read(f"blobs/{i}.npy") for i in range(count)]
+    return {
+        key: (protocol.decode(entry["value"], blobs),
+              [(d, protocol.decode(v, blobs)) for d, v in entry["variants"]])
+        for key, entry in manifest["entries"].items()
+    }

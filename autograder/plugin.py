@@ -1,0 +1,205 @@
+"""The pytest plugin that turns a suite run into scored ``TestResult``s.
+
+It provides the fixtures tests use (``student``, ``reference``, ``oracle``, ``parts``, ``seed``,
+``forbidden_findings``),
+enforces that every test is ``@graded``, orders public tests before hidden ones, gives each test
+its time limit as a deadline on the student proxy, fails tests whose covered symbols use a
+forbidden API, and writes ``results.json`` after every test.
+
+Failure text is built from the exception message only, never from pytest's traceback: hidden
+tests' source must not reach students, and the parent's frames mean nothing to them.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autograder.assignment import Assignment
+from autograder.grading import Parts, derive_seed
+from autograder.oracle import Oracle
+from autograder.proxy import ForbiddenAPI, Student, StudentCodeFailure
+from autograder.results import Results, TestResult
+from autograder.staticcheck import MODULE_LEVEL
+
+PUBLIC_SEED = "public"
+
+
+@dataclass
+class Session:
+    """Everything the plugin needs to grade one submission."""
+
+    assignment: Assignment
+    student: Student
+    oracle: Oracle
+    results: Results
+    out_dir: Path | None
+    reference: Any = None
+    violations: dict[str, list[str]] = field(default_factory=dict)
+    secret: str = ""
+    log: list[str] = field(default_factory=list)
+
+
+class GradingPlugin:
+    def __init__(self, session: Session):
+        self.session = session
+        self.started = time.monotonic()
+        self._numbers: dict[str, str] = {}
+        self.collected: list[tuple[str, TestResult]] = []
+
+    # ------------------------------------------------------------ fixtures
+
+    @pytest.fixture
+    def student(self) -> Student:
+        return self.session.student
+
+    @pytest.fixture
+    def reference(self):
+        if self.session.reference is None:
+            pytest.fail("this test needs the reference solution, which is only available to the grader")
+        return self.session.reference
+
+    @pytest.fixture
+    def oracle(self) -> Oracle:
+        return self.session.oracle
+
+    @pytest.fixture
+    def parts(self, request) -> Parts:
+        request.node.ag_parts = Parts()
+        return request.node.ag_parts
+
+    @pytest.fixture
+    def forbidden_findings(self) -> dict[str, list[str]]:
+        """The static scan's findings: ``{symbol: ["file, line N: uses NAME", ...]}``."""
+        return self.session.violations
+
+    @pytest.fixture
+    def seed(self, request) -> int:
+        """Deterministic per test; hidden tests mix in the secret students never see."""
+        hidden = _location(request.node) == "hidden"
+        return derive_seed(_test_id(request.node), self.session.secret if hidden else PUBLIC_SEED)
+
+    # ------------------------------------------------------------ collection
+
+    def pytest_collection_modifyitems(self, session, config, items) -> None:
+        problems = []
+        for item in items:
+            marker = item.get_closest_marker("graded")
+            if marker is None:
+                problems.append(f"{item.nodeid}: every suite test needs @graded(points=...)")
+                continue
+            location = _location(item)
+            visibility = marker.kwargs.get("visibility") or ("visible" if location == "public" else "after_due_date")
+            if location == "public" and visibility != "visible":
+                problems.append(f"{item.nodeid}: tests in public/ ship to students, so they must be visible")
+            item.ag_visibility = visibility
+        if problems:
+            raise pytest.UsageError("\n".join(problems))
+        items.sort(key=lambda item: _location(item) != "public")
+        files: dict[str, int] = {}
+        for item in items:
+            file_number = files.setdefault(str(item.path), len(files) + 1)
+            count = sum(1 for n in self._numbers.values() if n.startswith(f"{file_number}."))
+            self._numbers[item.nodeid] = f"{file_number}.{count + 1}"
+            self.collected.append((_test_id(item), self._blank(item)))
+
+    def _blank(self, item) -> TestResult:
+        """The result of ``item`` before it runs: no points yet."""
+        marker = item.get_closest_marker("graded")
+        doc = (item.function.__doc__ or "").strip().splitlines()
+        return TestResult(
+            name=doc[0] if doc else item.name,
+            number=self._numbers.get(item.nodeid, ""),
+            score=0.0,
+            max_score=marker.kwargs["points"],
+            status="failed",
+            visibility=item.ag_visibility,
+            tags=[*marker.kwargs.get("covers", ()), *marker.kwargs.get("tags", ())],
+            extra_data={"test": _test_id(item)},
+        )
+
+    # ------------------------------------------------------------ running
+
+    def pytest_runtest_setup(self, item) -> None:
+        marker = item.get_closest_marker("graded")
+        timeout = marker.kwargs.get("timeout") or self.session.assignment.timeout
+        self.session.oracle.start_test(_test_id(item))
+        student = self.session.student
+        student.deadline = time.monotonic() + timeout
+        item.ag_output_mark = student.output_mark()
+        covered = marker.kwargs.get("covers", ())
+        found = [f for symbol in (*covered, MODULE_LEVEL) if covered
+                 for f in self.session.violations.get(symbol, [])]
+        if found:
+            raise ForbiddenAPI("this part uses a library routine the assignment forbids, so it earns no points:\n"
+                               + "\n".join(f"- {f}" for f in found)
+                               + "\nWrite the computation yourself with basic tensor operations.")
+
+    def pytest_runtest_teardown(self, item) -> None:
+        self.session.student.deadline = None
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        report = outcome.get_result()
+        if call.when == "setup" and report.outcome != "passed":
+            self._record(item, report, call)
+        elif call.when == "call":
+            self._record(item, report, call)
+
+    def _record(self, item, report, call) -> None:
+        marker = item.get_closest_marker("graded")
+        points = marker.kwargs["points"]
+        parts: Parts | None = getattr(item, "ag_parts", None)
+        messages = []
+        if report.skipped:
+            reason = call.excinfo.value.msg if call.excinfo is not None else "skipped"
+            score, points, status = 0.0, 0.0, "passed"
+            messages.append(f"Not graded here: {reason}")
+        elif report.passed and (parts is None or parts.all_passed):
+            score, status = points, "passed"
+        else:
+            score = points * parts.fraction() if parts is not None and parts.used else 0.0
+            status = "failed"
+            if parts is not None and parts.used:
+                messages.append(parts.summary())
+            if call.excinfo is not None:
+                messages.append(self._explain(item, call.excinfo))
+            printed = self.session.student.output_since(getattr(item, "ag_output_mark", (0, 0)))
+            if printed.strip():
+                messages.append(f"Your code printed:\n```\n{printed.rstrip()}\n```")
+        test = self._blank(item)
+        test.score, test.max_score, test.status = round(score, 4), points, status
+        test.output = "\n\n".join(m for m in messages if m)
+        self.session.results.tests.append(test)
+        self.session.results.execution_time = time.monotonic() - self.started
+        if self.session.out_dir is not None:
+            self.session.results.write(self.session.out_dir)
+
+    def _explain(self, item, excinfo) -> str:
+        value = excinfo.value
+        if isinstance(value, StudentCodeFailure | AssertionError):
+            return str(value).strip() or "the check failed"
+        if isinstance(value, pytest.fail.Exception):
+            return str(value.msg)
+        self.session.log.append(f"{item.nodeid}: {excinfo.getrepr(style='short')}")
+        return (f"The grader could not check this ({type(value).__name__}: {value}). If your code returns what "
+                "the handout documents, this is a grader problem: tell the course staff.")
+
+
+def _location(item) -> str:
+    return "hidden" if "hidden" in Path(item.path).parts[-3:-1] else "public"
+
+
+def _test_id(item) -> str:
+    """The test id relative to the suite folder, stable across machines (``public/test_x.py::test_y``)."""
+    parts = item.nodeid.replace(os.sep, "/").split("/")
+    for anchor in ("public", "hidden"):
+        if anchor in parts:
+            return "/".join(parts[parts.index(anchor):])
+    return item.nodeid

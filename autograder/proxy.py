@@ -1,0 +1,246 @@
+"""The ``student`` object tests use: remote calls into the worker, with deadlines and clear failures.
+
+``student.masking.causal_mask(5)`` imports nothing in the parent: it sends a ``call`` request and
+decodes the reply. Objects that cannot travel come back as ``RemoteObject`` handles, so
+``m = student.masking.CausalSelfAttention(d_model=32, n_head=4)``, ``m.load_state_dict(state)``,
+``m.eval()`` and ``m(x)`` read the same as on the reference module; that symmetry lets a test run
+one function over both implementations. Every failure on the student side becomes an
+``AssertionError`` subclass whose message is written for the student.
+
+The worker is started lazily and restarted after a crash or timeout; objects created before a
+restart are gone, and using one says so. A submission that cannot be loaded (syntax error,
+exit or timeout during import) is marked broken once, and every later call fails fast with the
+same message instead of waiting for its own timeout.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from autograder import protocol
+from autograder.sandbox import Isolation, Limits, Sandbox, WorkerDied
+
+DEFAULT_CALL_SECONDS = 60.0
+MAX_RESTARTS = 8
+
+
+class StudentCodeFailure(AssertionError):
+    """Base class: the student's code did something that costs the test its points."""
+
+
+class StudentError(StudentCodeFailure):
+    """The student's code raised an exception."""
+
+    def __init__(self, call: str, error: dict):
+        self.error_type = str(error.get("type", "Exception"))
+        self.error_message = str(error.get("message", ""))
+        trace = str(error.get("traceback", "")).rstrip()
+        text = f"{call} raised {self.error_type}: {self.error_message}"
+        if self.error_type == "NotImplementedError":
+            owner = call.split("(")[0].rsplit(".", 1)[-1]
+            hint = self.error_message.split(": ", 1)[1] if self.error_message.startswith(owner) else self.error_message
+            text = f"{call} is not implemented yet." + (f" Hint: {hint}" if hint else "")
+        elif trace:
+            text += f"\nWhere it happened in your code:\n{trace}"
+        super().__init__(text)
+
+
+class StudentTimeout(StudentCodeFailure):
+    """A call did not finish before the test's time limit."""
+
+
+class StudentCrashed(StudentCodeFailure):
+    """The worker process died during a call."""
+
+
+class SubmissionBroken(StudentCodeFailure):
+    """The submission could not be loaded at all; every test fails with this message."""
+
+
+class ForbiddenAPI(StudentCodeFailure):
+    """The student's code used a library routine the assignment does not allow."""
+
+
+class Student:
+    """Parent-side handle on one submission; attribute access gives its modules."""
+
+    def __init__(self, root: Path | None, modules: list[dict], limits: Limits, isolation: Isolation,
+                 forbidden: list[str] | None = None, broken: str | None = None):
+        self._root = root
+        self._modules = {m["name"]: m for m in modules}
+        self._spec = {"modules": modules, "forbidden": forbidden or []}
+        self._limits = limits
+        self._isolation = isolation
+        self._sandbox: Sandbox | None = None
+        self._generation = 0
+        self._restarts = 0
+        self.broken = broken
+        self.deadline: float | None = None
+        self.load_warnings: list[str] = []
+        self.device: str | None = None
+
+    # ------------------------------------------------------------ attribute sugar
+
+    def __getattr__(self, name: str) -> RemoteAttr:
+        if name.startswith("_") or name not in self.__dict__.get("_modules", {}):
+            raise AttributeError(name)
+        return RemoteAttr(self, {"module": name, "path": []}, name)
+
+    # ------------------------------------------------------------ life cycle
+
+    def _ensure_worker(self) -> Sandbox:
+        if self.broken:
+            raise SubmissionBroken(self.broken)
+        if self._sandbox is not None and self._sandbox.alive:
+            return self._sandbox
+        if self._sandbox is not None:
+            self._sandbox.close()
+            self._restarts += 1
+            if self._restarts > MAX_RESTARTS:
+                self.broken = f"your code crashed or timed out {MAX_RESTARTS} times; the remaining tests were not run"
+                raise SubmissionBroken(self.broken)
+        self._sandbox = Sandbox(self._root, self._spec, self._limits, self._isolation)
+        self._sandbox.start()
+        self._generation += 1
+        files = ", ".join(m.get("notebook") or f"{m['name']}.py" for m in self._modules.values())
+        try:
+            reply, _ = self._sandbox.request({"op": "load"}, [], self._deadline())
+        except protocol.ReadTimeout:
+            self.broken = (f"loading {files} did not finish within the time limit: "
+                           "is there an infinite loop, or training, at the top level of the file?")
+        except WorkerDied as died:
+            self.broken = f"loading {files} stopped the process: {died.describe()}"
+        except protocol.ProtocolError as exc:
+            self.broken = f"loading {files} broke the grader's channel: {exc}"
+        else:
+            if reply.get("ok"):
+                value = reply.get("value") or {}
+                self.load_warnings = [str(w) for w in value.get("warnings", [])][:20]
+                return self._sandbox
+            error = StudentError(f"importing {files}", reply.get("error") or {})
+            self.broken = f"{error}\nFix this first: none of your code can be graded until it loads."
+        raise SubmissionBroken(self.broken)
+
+    def _deadline(self) -> float:
+        if self.deadline is not None:
+            return self.deadline
+        return time.monotonic() + DEFAULT_CALL_SECONDS
+
+    def output_mark(self) -> tuple[int, int]:
+        if self._sandbox is None or self._sandbox.capture is None:
+            return (self._generation, 0)
+        return (self._generation, self._sandbox.capture.mark())
+
+    def output_since(self, mark: tuple[int, int], limit: int = 2000) -> str:
+        """What the student's code printed since ``mark`` (same worker only)."""
+        if self._sandbox is None or self._sandbox.capture is None or mark[0] != self._generation:
+            return ""
+        return self._sandbox.capture.since(mark[1], limit)
+
+    def close(self) -> None:
+        if self._sandbox is not None:
+            self._sandbox.close()
+            self._sandbox = None
+
+    # ------------------------------------------------------------ requests
+
+    def request(self, op: str, target: dict, args=(), kwargs=None, *, label: str = "your code",
+                generation: int | None = None, fields: dict | None = None, grad_output=None) -> Any:
+        """Run ``op`` on ``target`` in the worker and return the decoded value."""
+        sandbox = self._ensure_worker()
+        if generation is not None and generation != self._generation:
+            raise StudentCrashed(f"{label}: this object was lost when your code crashed or timed out "
+                                 "earlier in this test")
+        blobs: list[bytes] = []
+        header = {"op": op, "target": target, **(fields or {}),
+                  "args": protocol.encode(list(args), blobs, self._handle_node),
+                  "kwargs": protocol.encode(dict(kwargs or {}), blobs, self._handle_node)}
+        if grad_output is not None:
+            header["grad_output"] = protocol.encode(grad_output, blobs, self._handle_node)
+        started = time.monotonic()
+        try:
+            reply, reply_blobs = sandbox.request(header, blobs, self._deadline())
+        except protocol.ReadTimeout:
+            waited = time.monotonic() - started
+            raise StudentTimeout(
+                f"{label} did not finish in time (stopped after {waited:.1f} s). Look for an infinite "
+                "loop or a very slow path, such as a Python loop over every element of a tensor."
+            ) from None
+        except WorkerDied as died:
+            raise StudentCrashed(f"{label}: {died.describe()}") from None
+        except protocol.ProtocolError as exc:
+            raise StudentCrashed(f"{label}: the process running your code sent an invalid reply ({exc})") from None
+        if reply.get("forbidden"):
+            names = ", ".join(map(str, reply["forbidden"]))
+            raise ForbiddenAPI(f"{label} used {names}, which this assignment does not allow: "
+                               "write the computation with basic tensor operations.")
+        if not reply.get("ok"):
+            raise StudentError(label, reply.get("error") or {})
+        generation = self._generation
+        try:
+            return protocol.decode(reply.get("value"), reply_blobs,
+                                   lambda node: RemoteObject(self, node, generation))
+        except protocol.ProtocolError as exc:
+            raise StudentCrashed(f"{label} returned something the grader cannot read ({exc})") from None
+
+    def _handle_node(self, obj: Any) -> dict:
+        if isinstance(obj, RemoteObject):
+            if obj._generation != self._generation:
+                raise StudentCrashed("an object from before your code crashed was used again")
+            return {"__handle__": obj._handle}
+        raise protocol.ProtocolError(f"a {type(obj).__name__} cannot be sent to your code")
+
+    def seed(self, seed: int) -> None:
+        """Seed ``random``, numpy and torch in the worker (dropout masks, sampling)."""
+        self.request("seed", {}, fields={"seed": int(seed)})
+
+
+class RemoteAttr:
+    """An attribute path in the worker: call it, or read it with ``.get()``."""
+
+    def __init__(self, student: Student, target: dict, label: str, generation: int | None = None):
+        self._student, self._target, self._label, self._generation = student, target, label, generation
+
+    def __getattr__(self, name: str) -> RemoteAttr:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        target = dict(self._target, path=[*self._target["path"], name])
+        return RemoteAttr(self._student, target, f"{self._label}.{name}", self._generation)
+
+    def __call__(self, *args, **kwargs) -> Any:
+        return self._student.request("call", self._target, args, kwargs, label=f"{self._label}(...)",
+                                     generation=self._generation)
+
+    def get(self) -> Any:
+        return self._student.request("getattr", self._target, label=self._label, generation=self._generation)
+
+    def repeat(self, times: int, *args, **kwargs) -> Any:
+        """Call ``times`` times in one request (for timing); returns the last result."""
+        return self._student.request("call", self._target, args, kwargs, label=f"{self._label}(...)",
+                                     generation=self._generation, fields={"repeat": int(times)})
+
+
+class RemoteObject(RemoteAttr):
+    """An object that lives in the worker (a module instance, a dataset, ...)."""
+
+    def __init__(self, student: Student, node: dict, generation: int):
+        handle = node.get("__handle__")
+        if not isinstance(handle, int):
+            raise protocol.ProtocolError("invalid object handle")
+        self._handle = handle
+        self.remote_type = str(node.get("type", "object"))
+        short = self.remote_type.rsplit(".", 1)[-1]
+        super().__init__(student, {"handle": handle, "path": []}, f"your {short}", generation)
+
+    def forward_backward(self, *args, grad_output=None, **kwargs) -> dict:
+        """Forward ``args`` with gradients, backpropagate ``grad_output`` (ones if None).
+
+        Returns ``{"output", "input_grads", "param_grads"}`` as in ``autograder.worker.forward_backward``.
+        """
+        return self._student.request("grad", self._target, args, kwargs, label=f"{self._label} forward/backward",
+                                     generation=self._generation, grad_output=grad_output)
+
+    def __repr__(self) -> str:
+        return f"<remote {self.remote_type}>"

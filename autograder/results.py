@@ -1,0 +1,108 @@
+"""Grading results: Gradescope's ``results.json`` and the per-submission ``feedback.md``.
+
+The format follows Gradescope's autograder specification: top-level ``score``,
+``execution_time``, ``output``, ``visibility``, ``extra_data`` and ``tests[]`` with ``name``,
+``number``, ``score``, ``max_score``, ``status``, ``output``, ``visibility``, ``tags``,
+``extra_data``. Files are written atomically (write then rename), after every test, so a grader
+killed by a global timeout still leaves the scores it had.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
+
+
+@dataclass
+class TestResult:
+    name: str
+    number: str
+    score: float
+    max_score: float
+    status: str
+    output: str = ""
+    visibility: str = "visible"
+    tags: list[str] = field(default_factory=list)
+    extra_data: dict = field(default_factory=dict)
+
+
+@dataclass
+class Results:
+    assignment: str
+    submission: str
+    tests: list[TestResult] = field(default_factory=list)
+    output: str = ""
+    execution_time: float = 0.0
+    extra_data: dict = field(default_factory=dict)
+
+    @property
+    def score(self) -> float:
+        return round(sum(t.score for t in self.tests), 4)
+
+    @property
+    def max_score(self) -> float:
+        return round(sum(t.max_score for t in self.tests), 4)
+
+    def to_gradescope(self) -> dict:
+        return {
+            "score": self.score,
+            "execution_time": round(self.execution_time, 2),
+            "output": self.output,
+            "output_format": "md",
+            "test_output_format": "md",
+            "visibility": "visible",
+            "stdout_visibility": "hidden",
+            "extra_data": {"assignment": self.assignment, "submission": self.submission,
+                           "max_score": self.max_score, **self.extra_data},
+            "tests": [asdict(t) for t in self.tests],
+        }
+
+    @classmethod
+    def from_gradescope(cls, data: dict) -> Results:
+        extra = dict(data.get("extra_data", {}))
+        results = cls(assignment=extra.pop("assignment", ""), submission=extra.pop("submission", ""),
+                      output=data.get("output", ""), execution_time=data.get("execution_time", 0.0))
+        extra.pop("max_score", None)
+        results.extra_data = extra
+        results.tests = [TestResult(**t) for t in data.get("tests", [])]
+        return results
+
+    def write(self, out_dir: Path) -> None:
+        """Write ``results.json`` and ``feedback.md`` into ``out_dir`` atomically."""
+        out_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write(out_dir / "results.json", json.dumps(self.to_gradescope(), indent=2))
+        atomic_write(out_dir / "feedback.md", self.feedback())
+
+    def feedback(self) -> str:
+        """A readable report: the total, load problems, then each test with what went wrong."""
+        lines = [f"# {self.assignment}: {self.submission}", "",
+                 f"**Score: {self.score:g} / {self.max_score:g}**", ""]
+        device = self.extra_data.get("device")
+        if device:
+            lines.append(f"Graded on {device} in {self.execution_time:.1f} s.")
+            lines.append("")
+        if self.output:
+            lines += [self.output, ""]
+        for test in self.tests:
+            mark = "PASS" if test.status == "passed" else "FAIL"
+            if test.max_score == 0 and test.status == "passed":
+                mark = "INFO"
+            note = "" if test.visibility == "visible" else f" _(visibility: {test.visibility})_"
+            lines.append(f"## [{mark}] {test.name} ({test.score:g}/{test.max_score:g}){note}")
+            if test.output:
+                lines += ["", test.output]
+            lines.append("")
+        return "\n".join(lines)
+
+
+def atomic_write(path: Path, text: str) -> None:
+    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(handle, "w", encoding="utf-8") as stream:
+        stream.write(text)
+    os.chmod(temp, 0o644)
+    os.replace(temp, path)

@@ -1,0 +1,184 @@
+"""Grading one submission: stage it, scan it, run the suite against it, write the results.
+
+``python -m autograder.runner`` is what ``autograder grade`` starts once per submission, so
+pytest state, worker processes and crashes stay per submission. The runner is trusted: it
+holds the reference and the hidden tests; student code only ever runs in its worker.
+Whatever happens to the submission (it is missing, will not unzip, will not import, loops, or
+uses up the submission's time budget), a ``results.json`` is written and every collected test
+appears in it, with zero points and a reason where it could not run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder import assignment as assignments
+from autograder import implementations, mutants, staticcheck
+from autograder.oracle import Oracle
+from autograder.plugin import GradingPlugin, Session
+from autograder.proxy import Student
+from autograder.results import Results
+from autograder.sandbox import Isolation, become_subreaper, safe_hidden_paths
+from autograder.submission import SubmissionError, stage
+
+SECRET_ENV = "AUTOGRADER_SECRET"
+
+
+class OutOfTime(KeyboardInterrupt):
+    """Raised by the alarm when the submission's time budget is spent (pytest stops cleanly on it)."""
+
+
+def grade_one(assignment: assignments.Assignment, source: Path, out_dir: Path | None, *, name: str,
+              public_only: bool = False, oracle_mode: str = "auto", hide: list[str] = (),
+              secret: str | None = None, record_to: Path | None = None) -> Results:
+    """Grade ``source`` against ``assignment``'s suite; write into ``out_dir`` when given."""
+    started = time.monotonic()
+    become_subreaper()
+    results = Results(assignment=assignment.name, submission=name)
+    results.extra_data["device"] = grading_device()
+    workdir = Path(tempfile.mkdtemp(prefix="autograder-"))
+    os.chmod(workdir, 0o711)
+    broken, root, violations = None, None, {}
+    try:
+        root = stage(source, assignment.files, workdir)
+        violations = staticcheck.scan(root, assignment.files, assignment.forbidden)
+    except SubmissionError as exc:
+        broken = f"Your submission could not be graded: {exc}."
+    isolation = Isolation(hidden_paths=safe_hidden_paths(
+        [*secret_paths(), *hide, str(Path(source).resolve())], keep=[str(workdir)]))
+    results.extra_data["isolation"] = isolation.note()
+    student = Student(root, assignment.modules, assignment.limits, isolation, assignment.forbidden, broken)
+    oracle, reference = make_oracle(assignment, oracle_mode, record_to)
+    session = Session(assignment=assignment, student=student, oracle=oracle, results=results, out_dir=out_dir,
+                      reference=reference, violations=violations,
+                      secret=secret if secret is not None else os.environ.get(SECRET_ENV, default_secret(assignment)))
+    plugin = GradingPlugin(session)
+    previous = signal.signal(signal.SIGALRM, _out_of_time)
+    signal.alarm(max(1, int(assignment.submission_timeout)))
+    log = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(log):
+            code = pytest.main(pytest_args(assignment, public_only), plugins=[plugin])
+    except OutOfTime:
+        code = pytest.ExitCode.INTERRUPTED
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+        student.close()
+        shutil.rmtree(workdir, ignore_errors=True)
+    oracle.save()
+    _finish(results, plugin, session, code, broken, violations, assignment)
+    results.execution_time = time.monotonic() - started
+    if out_dir is not None:
+        results.write(out_dir)
+        (out_dir / "grader.log").write_text(log.getvalue() + "\n".join(session.log))
+    return results
+
+
+def _out_of_time(signum, frame):
+    raise OutOfTime()
+
+
+def _finish(results: Results, plugin: GradingPlugin, session: Session, code, broken, violations, assignment) -> None:
+    notes = []
+    if broken:
+        notes.append(broken)
+    elif session.student.broken:
+        notes.append(f"Your code could not be loaded, so no test could run:\n\n```\n{session.student.broken}\n```")
+    if session.student.load_warnings:
+        notes.append("Some notebook cells raised errors (the rest of the notebook still ran):\n"
+                     + "\n".join(f"- {w}" for w in session.student.load_warnings))
+    if violations:
+        found = [f"- {f}" for items in violations.values() for f in items]
+        notes.append("Forbidden library routines found (tests that cover them earn no points):\n" + "\n".join(found))
+    graded = {t.extra_data.get("test") for t in results.tests}
+    missing = [item for item in plugin.collected if item[0] not in graded]
+    if code == pytest.ExitCode.INTERRUPTED and missing:
+        notes.append(f"Grading stopped when the submission's time budget ({assignment.submission_timeout:g} s) "
+                     f"ran out; {len(missing)} test(s) did not run.")
+    for _, test in missing:
+        test.output = test.output or ("Not run: the grading time budget ran out." if code == pytest.ExitCode.INTERRUPTED
+                                      else "Not run: the grader stopped early (see the log).")
+        results.tests.append(test)
+    if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.NO_TESTS_COLLECTED):
+        notes.append(f"The grader itself failed (pytest exit code {int(code)}); tell the course staff.")
+        session.log.append(f"pytest exit code {int(code)}")
+    results.output = "\n\n".join(notes)
+
+
+def pytest_args(assignment: assignments.Assignment, public_only: bool) -> list[str]:
+    paths = [assignment.public_dir]
+    if not public_only and assignment.hidden_dir.is_dir():
+        paths.append(assignment.hidden_dir)
+    return [*(str(p) for p in paths), "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-o", "addopts=",
+            "-o", "console_output_style=classic", "--rootdir", str(assignments.REPO_ROOT), "-W",
+            "ignore::DeprecationWarning"]
+
+
+def make_oracle(assignment: assignments.Assignment, mode: str, record_to: Path | None = None):
+    """The oracle for this run and the reference implementation (``None`` when replaying).
+
+    ``record`` mode writes to ``record_to`` (default: the assignment's ``public/expected.zip``).
+    """
+    if mode == "auto":
+        mode = "live" if assignment.has_reference else "replay"
+    if mode == "replay":
+        return Oracle("replay", store=assignment.expected_file), None
+    if not assignment.has_reference:
+        raise assignments.AssignmentError(f"{assignment.name}: the reference in {assignment.solution_dir} is missing")
+    reference = implementations.load(assignment.solution_dir, assignment.modules)
+    store = (record_to or assignment.expected_file) if mode == "record" else None
+    return Oracle(mode, reference, mutants.catalog(assignment), store), reference
+
+
+def secret_paths() -> list[str]:
+    """What a worker must never read: solutions, hidden suites, mutants and the harness's tests."""
+    root = assignments.REPO_ROOT
+    return [str(root / "solutions"), str(root / "tests"),
+            *(str(p) for p in assignments.SUITES_DIR.glob("*/hidden"))]
+
+
+def default_secret(assignment: assignments.Assignment) -> str:
+    """The committed hidden seed (``hidden/SECRET``); set ``AUTOGRADER_SECRET`` to override it per term."""
+    path = assignment.hidden_dir / "SECRET"
+    return path.read_text().strip() if path.is_file() else ""
+
+
+def grading_device() -> str:
+    import torch
+
+    if torch.cuda.is_available():
+        return f"cuda ({torch.cuda.get_device_name(0)})"
+    return f"cpu ({os.cpu_count()} cores, torch {torch.__version__})"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Grade one submission (started by `autograder grade`).")
+    parser.add_argument("--assignment", required=True)
+    parser.add_argument("--submission", required=True, type=Path)
+    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--name", required=True)
+    parser.add_argument("--public-only", action="store_true")
+    parser.add_argument("--oracle", default="auto", choices=["auto", "live", "replay", "record"])
+    parser.add_argument("--hide", action="append", default=[], help="a path the student code must not see")
+    parser.add_argument("--record-to", type=Path, help="with --oracle record: where to write the recording")
+    options = parser.parse_args(argv)
+    assignment = assignments.load(options.assignment)
+    grade_one(assignment, options.submission, options.out, name=options.name, public_only=options.public_only,
+              oracle_mode=options.oracle, hide=options.hide, record_to=options.record_to)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

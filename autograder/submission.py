@@ -1,0 +1,125 @@
+"""Turning what a student handed in (a folder or a zip) into a private folder the worker can use.
+
+Zips are checked before anything is extracted: no absolute paths, no ``..`` entries, no links,
+at most ``MAX_FILES`` entries and ``MAX_BYTES`` uncompressed. Folders are copied without
+following symbolic links (a link to ``/etc/shadow`` must not be copied by a root grader).
+The submission's root is the shallowest folder holding every required file, so a zip of a
+folder and a zip of the files both work. Every failure is a ``SubmissionError`` whose message
+tells the student what to hand in instead.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import zipfile
+from pathlib import Path, PurePosixPath
+
+MAX_FILES = 2000
+MAX_BYTES = 512 << 20
+JUNK = {"__MACOSX", ".DS_Store", "__pycache__", ".ipynb_checkpoints", ".git"}
+
+
+class SubmissionError(Exception):
+    """The submission cannot be graded as handed in; the message says why and what to do."""
+
+
+def stage(source: Path, required: list[str], workdir: Path) -> Path:
+    """Copy or extract ``source`` under ``workdir`` and return the folder holding ``required``."""
+    source = Path(source)
+    unpacked = workdir / "unpacked"
+    if source.is_dir():
+        _copy_folder(source, unpacked)
+    elif source.is_file() and source.suffix.lower() == ".zip":
+        _extract_zip(source, unpacked)
+    elif source.is_file() and source.name in required:
+        unpacked.mkdir(parents=True)
+        shutil.copy2(source, unpacked / source.name)
+    elif not source.exists():
+        raise SubmissionError(f"{source} does not exist")
+    else:
+        raise SubmissionError(f"{source.name} is neither a folder nor a .zip; hand in a folder (or a zip of it) "
+                              f"holding {', '.join(required)}")
+    return find_root(unpacked, required)
+
+
+def find_root(folder: Path, required: list[str]) -> Path:
+    """The shallowest folder under ``folder`` that holds every file in ``required``."""
+    candidates = sorted((p for p in [folder, *folder.rglob("*")] if p.is_dir() and not (JUNK & set(p.parts))),
+                        key=lambda p: len(p.parts))
+    for candidate in candidates:
+        if all((candidate / name).is_file() for name in required):
+            return candidate
+    files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and not JUNK & set(p.parts))
+    if not files:
+        raise SubmissionError(f"the submission is empty; hand in {', '.join(required)}")
+    missing = [name for name in required if not any(Path(f).name == name for f in files)]
+    hints = []
+    for name in missing:
+        near = [f for f in files if Path(f).name.lower().replace(" ", "").startswith(Path(name).stem.lower())]
+        if near:
+            hints.append(f"found {near[0]!r}: rename it to {name!r}")
+    shown = ", ".join(files[:10]) + (" ..." if len(files) > 10 else "")
+    message = f"the submission has no {', '.join(missing) or 'folder holding all of ' + ', '.join(required)}"
+    if hints:
+        message += f" ({'; '.join(hints)})"
+    raise SubmissionError(f"{message}. It contains: {shown}")
+
+
+def _copy_folder(source: Path, target: Path) -> None:
+    total, count = 0, 0
+    for dirpath, dirnames, filenames in os.walk(source):
+        dirnames[:] = [d for d in dirnames if d not in JUNK and not os.path.islink(os.path.join(dirpath, d))]
+        relative = Path(dirpath).relative_to(source)
+        (target / relative).mkdir(parents=True, exist_ok=True)
+        for name in filenames:
+            path = Path(dirpath) / name
+            info = path.lstat()
+            if name in JUNK or not stat.S_ISREG(info.st_mode):
+                continue  # links, devices and sockets are not submissions
+            total, count = total + info.st_size, count + 1
+            if total > MAX_BYTES or count > MAX_FILES:
+                raise SubmissionError(f"the submission is too large (more than {MAX_FILES} files or "
+                                      f"{MAX_BYTES >> 20} MB); hand in only the files the assignment asks for")
+            shutil.copyfile(path, target / relative / name)
+
+
+def _extract_zip(source: Path, target: Path) -> None:
+    try:
+        with zipfile.ZipFile(source) as archive:
+            members = archive.infolist()
+            _check_members(members)
+            bad = archive.testzip()
+            if bad is not None:
+                raise SubmissionError(f"the zip is corrupted (entry {bad!r} fails its checksum); create it again")
+            target.mkdir(parents=True)
+            for member in members:
+                parts = PurePosixPath(member.filename.replace("\\", "/")).parts
+                if JUNK & set(parts):
+                    continue
+                destination = target.joinpath(*parts)
+                if member.is_dir():
+                    destination.mkdir(parents=True, exist_ok=True)
+                    continue
+                destination.parent.mkdir(parents=True, exist_ok=True)
+                with archive.open(member) as stream, open(destination, "wb") as out:
+                    shutil.copyfileobj(stream, out)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, NotImplementedError, ValueError) as exc:
+        raise SubmissionError(f"{source.name} is not a readable zip file ({type(exc).__name__}: {exc}); "
+                              "create it again, for example with `zip -r submission.zip FOLDER`") from None
+
+
+def _check_members(members: list[zipfile.ZipInfo]) -> None:
+    if len(members) > MAX_FILES:
+        raise SubmissionError(f"the zip holds {len(members)} entries (limit {MAX_FILES}); zip only your files")
+    if sum(m.file_size for m in members) > MAX_BYTES:
+        raise SubmissionError(f"the zip expands to more than {MAX_BYTES >> 20} MB; zip only your files")
+    for member in members:
+        name = member.filename.replace("\\", "/")
+        parts = PurePosixPath(name).parts
+        if name.startswith("/") or ".." in parts or (parts and parts[0].endswith(":")):
+            raise SubmissionError(f"the zip has an unsafe entry {member.filename!r} (an absolute path or '..'); "
+                                  "create the zip from inside your folder")
+        if stat.S_ISLNK(member.external_attr >> 16):
+            raise SubmissionError(f"the zip contains a symbolic link {member.filename!r}; zip the files themselves")

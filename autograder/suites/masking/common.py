@@ -1,0 +1,59 @@
+"""Inputs shared by the masking tests. Every builder is deterministic in its seed.
+
+A test computes the student's value with ``fn(student)`` and the expected one with ``oracle(fn)``:
+``fn`` receives either the student proxy or a local implementation, both with a ``.masking``.
+"""
+
+import math
+
+import torch
+
+
+def generator(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(int(seed))
+
+
+def scores(shape: tuple[int, ...], seed: int, dtype: torch.dtype = torch.float32, scale: float = 3.0) -> torch.Tensor:
+    """Random attention scores of ``shape`` (..., T_q, T_k)."""
+    return (scale * torch.randn(shape, generator=generator(seed), dtype=torch.float64)).to(dtype)
+
+
+def key_mask(shape: tuple[int, ...], seed: int, keep: float = 0.7) -> torch.Tensor:
+    """Random bool mask of ``shape`` (True = may attend) with about ``keep`` of the keys kept."""
+    return torch.rand(shape, generator=generator(seed + 1)) < keep
+
+
+def qkv(batch: tuple[int, ...], t_q: int, t_k: int, d_k: int, d_v: int, seed: int,
+        dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Queries (*batch, t_q, d_k), keys (*batch, t_k, d_k) and values (*batch, t_k, d_v)."""
+    g = generator(seed)
+    q = torch.randn(*batch, t_q, d_k, generator=g, dtype=torch.float64)
+    k = torch.randn(*batch, t_k, d_k, generator=g, dtype=torch.float64)
+    v = torch.randn(*batch, t_k, d_v, generator=g, dtype=torch.float64)
+    return q.to(dtype), k.to(dtype), v.to(dtype)
+
+
+def attention_state(d_model: int, seed: int, dtype: torch.dtype = torch.float32) -> dict[str, torch.Tensor]:
+    """Weights for CausalSelfAttention: ``{query,key,value,proj}.weight`` (D, D) and ``.bias`` (D,)."""
+    g = generator(seed)
+    state = {}
+    for name in ("query", "key", "value", "proj"):
+        state[f"{name}.weight"] = (torch.randn(d_model, d_model, generator=g, dtype=torch.float64)
+                                   / math.sqrt(d_model)).to(dtype)
+        state[f"{name}.bias"] = (0.1 * torch.randn(d_model, generator=g, dtype=torch.float64)).to(dtype)
+    return state
+
+
+def inputs(batch: int, T: int, d_model: int, seed: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """Token representations (batch, T, d_model)."""
+    return torch.randn(batch, T, d_model, generator=generator(seed + 7), dtype=torch.float64).to(dtype)
+
+
+def attention(impl, d_model: int, n_head: int, state: dict, *, dropout: float = 0.0, train: bool = False):
+    """A CausalSelfAttention of ``impl`` holding ``state`` (its dtype), in train or eval mode."""
+    module = impl.masking.CausalSelfAttention(d_model, n_head, dropout)
+    if state["proj.weight"].dtype == torch.float64:
+        module.double()
+    module.load_state_dict(state)
+    module.train(train)
+    return module

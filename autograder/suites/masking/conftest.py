@@ -1,0 +1,9 @@
+"""Fixtures for the masking suite (the harness's own fixtures come from autograder.plugin)."""
+
+import pytest
+
+
+@pytest.fixture
+def masking(student):
+    """The student's masking module, as a remote proxy."""
+    return student.masking

@@ -1,0 +1,285 @@
+"""The student side: a subprocess that imports the submission and serves calls from the grader.
+
+Started by ``autograder.sandbox`` with resource limits, a clean environment and (as root) an
+unprivileged uid. It reads requests on one pipe and answers on another (``autograder.protocol``);
+student ``print`` output goes to stdout, which the parent captures separately, so a submission
+cannot corrupt the channel by printing. Nothing here is trusted by the parent: every answer is
+validated there, and scores are computed only there.
+
+Requests (``op``): ``load``, ``call`` (a function, class, method or attribute path, with args),
+``getattr``, ``grad`` (forward and backward through a module or function), ``seed``, ``release``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import builtins
+import importlib
+import json
+import os
+import sys
+import traceback
+from types import ModuleType
+from typing import Any
+
+from autograder import protocol
+
+
+class Worker:
+    """Holds the student's modules and the objects the parent refers to by handle."""
+
+    def __init__(self, spec: dict):
+        self.spec = spec
+        self.root = spec["root"]
+        self.modules: dict[str, ModuleType] = {}
+        self.handles: dict[int, Any] = {}
+        self.next_handle = 1
+        self.forbidden_used: list[str] = []
+
+    # ------------------------------------------------------------ loading
+
+    def load(self) -> dict:
+        """Import every module of the submission; a notebook runs cell by cell."""
+        warnings: list[str] = []
+        for entry in self.spec["modules"]:
+            if entry.get("notebook"):
+                module, cell_errors = run_notebook(entry["name"], os.path.join(self.root, entry["notebook"]))
+                warnings += cell_errors
+                self.modules[entry["name"]] = module
+            else:
+                self.modules[entry["name"]] = importlib.import_module(entry["name"])
+        return {"warnings": warnings}
+
+    # ------------------------------------------------------------ requests
+
+    def handle(self, request: dict, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
+        op = request.get("op")
+        out_blobs: list[bytes] = []
+        try:
+            if op == "load":
+                result = self.load()
+                return {"ok": True, "value": result}, out_blobs
+            if op == "seed":
+                seed_everything(int(request["seed"]))
+                return {"ok": True, "value": None}, out_blobs
+            if op == "release":
+                self.handles.pop(int(request["handle"]), None)
+                return {"ok": True, "value": None}, out_blobs
+            args = protocol.decode(request.get("args", {"__list__": []}), blobs, self._resolve)
+            kwargs = protocol.decode(request.get("kwargs", {"__dict__": {}}), blobs, self._resolve)
+            target = self._target(request["target"])
+            if op == "getattr":
+                value = target
+            elif op == "call":
+                value = None
+                for _ in range(max(1, int(request.get("repeat", 1)))):
+                    value = target(*args, **kwargs)
+            elif op == "grad":
+                grad_output = request.get("grad_output")
+                if grad_output is not None:
+                    grad_output = protocol.decode(grad_output, blobs, self._resolve)
+                value = forward_backward(target, args, kwargs, grad_output)
+            else:
+                raise ValueError(f"unknown op {op!r}")
+            encoded = protocol.encode(value, out_blobs, self._make_handle)
+            reply = {"ok": True, "value": encoded}
+        except BaseException as exc:  # noqa: BLE001 - SystemExit from student code is an answer too
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            out_blobs = []
+            reply = {"ok": False, "error": describe_exception(exc, self.root)}
+        if self.forbidden_used:
+            reply["forbidden"] = sorted(set(self.forbidden_used))
+            self.forbidden_used.clear()
+        return reply, out_blobs
+
+    def _target(self, target: dict) -> Any:
+        if "handle" in target:
+            obj = self._resolve({"__handle__": target["handle"]})
+        else:
+            name = target["module"]
+            if name not in self.modules:
+                raise LookupError(f"module {name!r} was not loaded")
+            obj = self.modules[name]
+        for attr in target.get("path", []):
+            try:
+                obj = getattr(obj, attr)
+            except AttributeError:
+                owner = getattr(obj, "__name__", type(obj).__name__)
+                raise AttributeError(f"{owner} has no attribute {attr!r}; check the name against the handout") from None
+        return obj
+
+    def _resolve(self, node: dict) -> Any:
+        handle = node.get("__handle__")
+        if handle not in self.handles:
+            raise LookupError(f"unknown object handle {handle!r}")
+        return self.handles[handle]
+
+    def _make_handle(self, obj: Any) -> dict:
+        handle = self.next_handle
+        self.next_handle += 1
+        self.handles[handle] = obj
+        kind = type(obj)
+        return {"__handle__": handle, "type": f"{kind.__module__}.{kind.__qualname__}", "callable": callable(obj)}
+
+    # ------------------------------------------------------------ forbidden APIs
+
+    def install_traps(self, names: list[str]) -> None:
+        """Replace each forbidden function or class with a wrapper that records its use."""
+        for dotted in names:
+            owner_name, _, attr = dotted.rpartition(".")
+            try:
+                owner = importlib.import_module(owner_name)
+                original = getattr(owner, attr)
+            except (ImportError, AttributeError):
+                continue
+            if isinstance(original, type):
+                init = original.__init__
+
+                def trapped_init(obj, *args, _init=init, _name=dotted, **kwargs):
+                    self.forbidden_used.append(_name)
+                    _init(obj, *args, **kwargs)
+
+                original.__init__ = trapped_init
+            else:
+
+                def trapped(*args, _original=original, _name=dotted, **kwargs):
+                    self.forbidden_used.append(_name)
+                    return _original(*args, **kwargs)
+
+                setattr(owner, attr, trapped)
+
+
+def run_notebook(name: str, path: str) -> tuple[ModuleType, list[str]]:
+    """Execute a notebook's code cells, in order, as module ``name``; a failing cell is reported, not fatal."""
+    with open(path, encoding="utf-8") as handle:
+        notebook = json.load(handle)
+    module = ModuleType(name)
+    module.__file__ = path
+    sys.modules[name] = module
+    filename, warnings = os.path.basename(path), []
+    for number, cell in enumerate(notebook.get("cells", []), start=1):
+        if cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        code = notebook_cell_code("".join(source) if isinstance(source, list) else str(source))
+        if not code.strip():
+            continue
+        try:
+            exec(compile(code, f"<{filename} cell {number}>", "exec"), module.__dict__)
+        except Exception as exc:  # noqa: BLE001 - later cells may still define what is graded
+            warnings.append(f"cell {number} raised {type(exc).__name__}: {exc}")
+    return module, warnings
+
+
+def notebook_cell_code(source: str) -> str:
+    """Python code of a notebook cell: IPython magics, shell escapes and otter checks removed."""
+    kept = []
+    for line in source.splitlines():
+        stripped = line.strip()
+        if stripped.startswith(("%", "!")) or "otter" in stripped and "import" in stripped:
+            kept.append("")
+        elif stripped.startswith(("grader.check", "grader = otter", "grader.export")):
+            kept.append(line[: len(line) - len(line.lstrip())] + "pass")
+        else:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def seed_everything(seed: int) -> None:
+    import random
+
+    import numpy as np
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
+def forward_backward(target, args, kwargs, grad_output=None) -> dict:
+    """Run ``target(*args)`` with gradients on floating inputs, backpropagate, return everything.
+
+    The output gradient is ``grad_output`` when given (same structure as the output), else ones.
+    Returns ``{"output", "input_grads" (one per positional arg, None where not a float tensor),
+    "param_grads" ({name: grad or None} when target is an nn.Module)}``.
+    """
+    import torch
+
+    inputs = [a.detach().clone().requires_grad_(True) if _is_float_tensor(a) else a for a in args]
+    output = target(*inputs, **kwargs)
+    outputs = list(output) if isinstance(output, tuple | list) else [output]
+    if grad_output is None:
+        grads = [torch.ones_like(o) if _is_float_tensor(o) else None for o in outputs]
+    else:
+        grads = list(grad_output) if isinstance(grad_output, tuple | list) else [grad_output]
+    pairs = [(o, g) for o, g in zip(outputs, grads, strict=False)
+             if g is not None and _is_float_tensor(o) and o.requires_grad]
+    if not pairs:
+        raise RuntimeError("the output does not require grad: is it detached from the inputs and parameters?")
+    torch.autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
+    params = {}
+    if isinstance(target, torch.nn.Module):
+        params = {name: p.grad for name, p in target.named_parameters()}
+    return {
+        "output": output,
+        "input_grads": [a.grad if _is_float_tensor(a) else None for a in inputs],
+        "param_grads": params,
+    }
+
+
+def _is_float_tensor(value) -> bool:
+    import torch
+
+    return isinstance(value, torch.Tensor) and value.is_floating_point()
+
+
+def describe_exception(exc: BaseException, root: str) -> dict:
+    """Type, message and a traceback trimmed to the frames in the student's own files."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    own = [f for f in frames if f.filename.startswith(root) or f.filename.startswith("<")]
+    lines = traceback.format_list(own[-8:]) if own else []
+    if isinstance(exc, SyntaxError) and exc.filename:
+        lines.append(f'  File "{os.path.basename(exc.filename)}", line {exc.lineno}\n    {(exc.text or "").strip()}\n')
+    text = "".join(lines).replace(root + os.sep, "")
+    message = str(exc)
+    if isinstance(exc, SystemExit):
+        message = f"the code called sys.exit({exc.code!r}); graded code must return values, not exit"
+    return {"type": type(exc).__name__, "message": message[:2000], "traceback": text[-4000:]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="autograder worker (started by the grader, not by hand)")
+    parser.add_argument("--requests", type=int, required=True)
+    parser.add_argument("--replies", type=int, required=True)
+    parser.add_argument("--spec", required=True, help="JSON: root, modules, forbidden, threads")
+    options = parser.parse_args()
+    spec = json.loads(options.spec)
+    os.chdir(spec["root"])
+    sys.path.insert(0, spec["root"])
+    sys.argv = ["submission"]
+    builtins.input = _no_input
+
+    import torch
+
+    torch.set_num_threads(int(spec.get("threads", 1)))
+    worker = Worker(spec)
+    worker.install_traps(spec.get("forbidden", []))
+    requests, replies = options.requests, options.replies
+    while True:
+        try:
+            request, blobs = protocol.read_frame(requests)
+        except protocol.PeerClosed:
+            return
+        reply, out_blobs = worker.handle(request, blobs)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        protocol.write_frame(replies, reply, out_blobs)
+
+
+def _no_input(*_args, **_kwargs):
+    raise RuntimeError("input() is not available while grading: graded code must not wait for the keyboard")
+
+
+if __name__ == "__main__":
+    main()

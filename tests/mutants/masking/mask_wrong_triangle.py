@@ -1,0 +1,6 @@
+"""The causal mask is upper-triangular: each token attends to the future instead of the past."""
+# target: masking.py
+
+
+def causal_mask(T, device=None):
+    return torch.ones(T, T, dtype=torch.bool, device=device).triu()

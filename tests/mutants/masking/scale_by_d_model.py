@@ -1,0 +1,16 @@
+"""Multi-head attention scales the scores by sqrt(d_model) instead of sqrt(d_model / n_head), the head width."""
+# target: masking.py
+
+_CorrectAttention = CausalSelfAttention
+
+
+class CausalSelfAttention(_CorrectAttention):
+    def forward(self, x, lengths=None):
+        T, D = x.shape[1], x.shape[2]
+        head = D // self.n_head
+        q = split_heads(self.query(x), self.n_head) * math.sqrt(head / D)
+        k = split_heads(self.key(x), self.n_head)
+        v = split_heads(self.value(x), self.n_head)
+        mask = causal_mask(T, device=x.device) if lengths is None else combined_mask(lengths, T)
+        y, _ = scaled_dot_product_attention(q, k, v, mask, dropout=self.attn_dropout)
+        return self.resid_dropout(self.proj(merge_heads(y)))
