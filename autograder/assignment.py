@@ -32,6 +32,7 @@ class Assignment:
     timeout: float = 30.0
     limits: Limits = field(default_factory=Limits)
     submission_timeout: float = 900.0
+    load_timeout: float = 60.0
     order: int = 100
 
     @property
@@ -96,6 +97,7 @@ def load(name: str) -> Assignment:
         timeout=float(config.get("timeout", 30)),
         limits=Limits.from_config(config.get("limits", {})),
         submission_timeout=float(config.get("submission_timeout", 900)),
+        load_timeout=float(config.get("load_timeout", 60)),
         order=int(config.get("order", 100)),
     )
     return assignment

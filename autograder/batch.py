@@ -138,6 +138,7 @@ def _grade_job(job: Job, out_dir: Path, hide: list[str], public_only: bool, orac
                                   f"of: {known}. Pass --assignment NAME to grade it anyway")
         results = Results(assignment=job.assignment or "unknown", submission=job.name,
                           output=f"Your submission could not be graded: {problem}.")
+        results.extra_data["status"] = f"not graded: {problem}"
         results.write(out_dir)
         return results
     assignment = assignments.load(job.assignment)
@@ -159,6 +160,7 @@ def _grade_job(job: Job, out_dir: Path, hide: list[str], public_only: bool, orac
         note = (f"The grader could not finish this submission ({problem or 'no results were written'}); the "
                 "scores below are those of the tests that finished. The course staff can see runner.log.")
         results.output = f"{results.output}\n\n{note}".strip()
+        results.extra_data["status"] = f"incomplete: {problem or 'no results written'}"
         if not results.tests:
             results.tests.append(TestResult(name="Grading", number="0", score=0, max_score=0, status="failed",
                                             output=note))
@@ -197,24 +199,30 @@ def write_gradebook(collected: list[Results], path: Path) -> None:
 def summary_table(collected: list[Results]) -> Table:
     table = Table(title="Grading summary")
     for column, justify in [("submission", "left"), ("assignment", "left"), ("score", "right"),
-                            ("passed", "right"), ("time (s)", "right"), ("note", "left")]:
-        table.add_column(column, justify=justify)
+                            ("passed", "right"), ("time (s)", "right"), ("status", "left")]:
+        table.add_column(column, justify=justify, no_wrap=True, overflow="ellipsis",
+                         max_width=60 if column == "status" else None)
     for results in collected:
         passed = sum(t.status == "passed" for t in results.tests)
-        note = results.output.strip().splitlines()[0][:70] if results.output.strip() else ""
         table.add_row(results.submission, results.assignment, f"{results.score:g} / {results.max_score:g}",
-                      f"{passed}/{len(results.tests)}", f"{results.execution_time:.1f}", note)
+                      f"{passed}/{len(results.tests)}", f"{results.execution_time:.1f}", _status(results))
     return table
 
 
+def _status(results: Results, limit: int = 80) -> str:
+    status = str(results.extra_data.get("status", ""))
+    return status if len(status) <= limit else status[: limit - 3] + "..."
+
+
 def summary_markdown(collected: list[Results]) -> str:
-    lines = ["| submission | assignment | score | passed | time (s) |", "|---|---|---|---|---|"]
+    lines = ["| submission | assignment | score | passed | time (s) | status |", "|---|---|---|---|---|---|"]
     for results in collected:
         passed = sum(t.status == "passed" for t in results.tests)
         lines.append(f"| {results.submission} | {results.assignment} | {results.score:g} / {results.max_score:g} "
-                     f"| {passed}/{len(results.tests)} | {results.execution_time:.1f} |")
+                     f"| {passed}/{len(results.tests)} | {results.execution_time:.1f} | {_status(results)} |")
     return "\n".join(lines) + "\n"
 
 
 def print_summary(collected: list[Results]) -> None:
-    Console().print(summary_table(collected))
+    """Print the table; logs and pipes get a wide fixed width instead of rich's default 80 columns."""
+    Console(width=None if sys.stdout.isatty() else 150).print(summary_table(collected))

@@ -47,7 +47,8 @@ def assert_tensor(value: Any, what: str, *, shape: tuple | None = None, dtype: t
     if shape is not None and tuple(value.shape) != tuple(shape):
         raise AssertionError(f"{what}: shape {tuple(value.shape)}, expected {tuple(shape)}.")
     if dtype is not None and value.dtype != dtype:
-        raise AssertionError(f"{what}: dtype {value.dtype}, expected {dtype}.")
+        hint = " (a mask is a boolean tensor: True where attending is allowed)" if dtype == torch.bool else ""
+        raise AssertionError(f"{what}: dtype {value.dtype}, expected {dtype}{hint}.")
 
 
 def assert_close(got: Any, expected: Any, what: str = "the output", *, rtol: float | None = None,

@@ -131,6 +131,7 @@ class GradingPlugin:
         self.session.oracle.start_test(_test_id(item))
         student = self.session.student
         student.deadline = time.monotonic() + timeout
+        student.time_limit = timeout
         item.ag_output_mark = student.output_mark()
         covered = marker.kwargs.get("covers", ())
         found = [f for symbol in (*covered, MODULE_LEVEL) if covered

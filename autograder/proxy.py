@@ -67,7 +67,7 @@ class Student:
     """Parent-side handle on one submission; attribute access gives its modules."""
 
     def __init__(self, root: Path | None, modules: list[dict], limits: Limits, isolation: Isolation,
-                 forbidden: list[str] | None = None, broken: str | None = None):
+                 forbidden: list[str] | None = None, broken: str | None = None, load_seconds: float = 60.0):
         self._root = root
         self._modules = {m["name"]: m for m in modules}
         self._spec = {"modules": modules, "forbidden": forbidden or []}
@@ -78,6 +78,8 @@ class Student:
         self._restarts = 0
         self.broken = broken
         self.deadline: float | None = None
+        self.time_limit: float | None = None
+        self.load_seconds = load_seconds
         self.load_warnings: list[str] = []
         self.device: str | None = None
 
@@ -105,10 +107,12 @@ class Student:
         self._sandbox.start()
         self._generation += 1
         files = ", ".join(m.get("notebook") or f"{m['name']}.py" for m in self._modules.values())
+        started = time.monotonic()
         try:
-            reply, _ = self._sandbox.request({"op": "load"}, [], self._deadline())
+            # Loading has its own budget and is not charged to the test that triggered it.
+            reply, _ = self._sandbox.request({"op": "load"}, [], started + self.load_seconds)
         except protocol.ReadTimeout:
-            self.broken = (f"loading {files} did not finish within the time limit: "
+            self.broken = (f"loading {files} did not finish within {self.load_seconds:g} s: "
                            "is there an infinite loop, or training, at the top level of the file?")
         except WorkerDied as died:
             self.broken = f"loading {files} stopped the process: {died.describe()}"
@@ -116,6 +120,8 @@ class Student:
             self.broken = f"loading {files} broke the grader's channel: {exc}"
         else:
             if reply.get("ok"):
+                if self.deadline is not None:
+                    self.deadline += time.monotonic() - started
                 value = reply.get("value") or {}
                 self.load_warnings = [str(w) for w in value.get("warnings", [])][:20]
                 return self._sandbox
@@ -164,9 +170,10 @@ class Student:
             reply, reply_blobs = sandbox.request(header, blobs, self._deadline())
         except protocol.ReadTimeout:
             waited = time.monotonic() - started
+            limit = f"the test's time limit of {self.time_limit:g} s" if self.time_limit else "the time limit"
             raise StudentTimeout(
-                f"{label} did not finish in time (stopped after {waited:.1f} s). Look for an infinite "
-                "loop or a very slow path, such as a Python loop over every element of a tensor."
+                f"{label} did not finish within {limit} (this call ran {waited:.1f} s and was stopped). Look "
+                "for an infinite loop or a very slow path, such as a Python loop over every element of a tensor."
             ) from None
         except WorkerDied as died:
             raise StudentCrashed(f"{label}: {died.describe()}") from None
@@ -177,7 +184,11 @@ class Student:
             raise ForbiddenAPI(f"{label} used {names}, which this assignment does not allow: "
                                "write the computation with basic tensor operations.")
         if not reply.get("ok"):
-            raise StudentError(label, reply.get("error") or {})
+            error = dict(reply.get("error") or {})
+            if error.get("type") == "MemoryError" or "allocate memory" in str(error.get("message", "")):
+                error["message"] = (f"{error.get('message', '')} [the grader allows {self._limits.memory_mb} MB: "
+                                    "look for a tensor that grows without bound, or an avoidably huge intermediate]")
+            raise StudentError(label, error)
         generation = self._generation
         try:
             return protocol.decode(reply.get("value"), reply_blobs,

@@ -58,7 +58,8 @@ def grade_one(assignment: assignments.Assignment, source: Path, out_dir: Path | 
     isolation = Isolation(hidden_paths=safe_hidden_paths(
         [*secret_paths(), *hide, str(Path(source).resolve())], keep=[str(workdir)]))
     results.extra_data["isolation"] = isolation.note()
-    student = Student(root, assignment.modules, assignment.limits, isolation, assignment.forbidden, broken)
+    student = Student(root, assignment.modules, assignment.limits, isolation, assignment.forbidden, broken,
+                      load_seconds=assignment.load_timeout)
     oracle, reference = make_oracle(assignment, oracle_mode, record_to)
     session = Session(assignment=assignment, student=student, oracle=oracle, results=results, out_dir=out_dir,
                       reference=reference, violations=violations,
@@ -92,9 +93,12 @@ def _out_of_time(signum, frame):
 
 def _finish(results: Results, plugin: GradingPlugin, session: Session, code, broken, violations, assignment) -> None:
     notes = []
+    results.extra_data["status"] = "graded"
     if broken:
         notes.append(broken)
+        results.extra_data["status"] = f"not graded: {broken.removeprefix('Your submission could not be graded: ')}"
     elif session.student.broken:
+        results.extra_data["status"] = f"does not load: {session.student.broken.splitlines()[0]}"
         notes.append(f"Your code could not be loaded, so no test could run:\n\n```\n{session.student.broken}\n```")
     if session.student.load_warnings:
         notes.append("Some notebook cells raised errors (the rest of the notebook still ran):\n"
@@ -105,6 +109,7 @@ def _finish(results: Results, plugin: GradingPlugin, session: Session, code, bro
     graded = {t.extra_data.get("test") for t in results.tests}
     missing = [item for item in plugin.collected if item[0] not in graded]
     if code == pytest.ExitCode.INTERRUPTED and missing:
+        results.extra_data["status"] = "incomplete: out of time"
         notes.append(f"Grading stopped when the submission's time budget ({assignment.submission_timeout:g} s) "
                      f"ran out; {len(missing)} test(s) did not run.")
     for _, test in missing:

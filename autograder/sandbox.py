@@ -198,6 +198,8 @@ class Sandbox:
             for i, (_, paths) in enumerate(self._exposure):
                 for j in range(len(paths)):
                     os.mkdir(os.path.join(self._staging, f"{i}-{j}"))
+        # Without a uid of its own, the worker shares the user's process count: allow what exists plus the limit.
+        self._nproc = self.limits.processes + (0 if self.lease else _user_task_count())
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         argv = [sys.executable, "-I", "-B", "-m", "autograder.worker", "--requests", str(req_r),
@@ -259,9 +261,8 @@ class Sandbox:
             resource.RLIMIT_FSIZE: self.limits.file_size_mb * mb,
             resource.RLIMIT_NOFILE: self.limits.open_files,
             resource.RLIMIT_CORE: 0,
+            resource.RLIMIT_NPROC: self._nproc,
         }
-        if self.lease is not None:  # per-uid process counts are meaningful only for a uid of its own
-            limits[resource.RLIMIT_NPROC] = self.limits.processes
         for which, value in limits.items():
             resource.setrlimit(which, (value, value))
 
@@ -358,6 +359,18 @@ def _chown_tree(root: Path, uid: int) -> None:
     for dirpath, dirnames, filenames in os.walk(root):
         for name in [dirpath, *(os.path.join(dirpath, n) for n in dirnames + filenames)]:
             os.lchown(name, uid, uid)
+
+
+def _user_task_count() -> int:
+    """Processes and threads the current user owns (RLIMIT_NPROC counts both)."""
+    import psutil
+
+    uid, count = os.getuid(), 0
+    for process in psutil.process_iter(["uids", "num_threads"]):
+        with contextlib.suppress(psutil.Error, TypeError):
+            if process.info["uids"].real == uid:
+                count += process.info["num_threads"]
+    return count
 
 
 def _kill_descendants() -> None:

@@ -237,7 +237,8 @@ def _is_float_tensor(value) -> bool:
 def describe_exception(exc: BaseException, root: str) -> dict:
     """Type, message and a traceback trimmed to the frames in the student's own files."""
     frames = traceback.extract_tb(exc.__traceback__)
-    own = [f for f in frames if f.filename.startswith(root) or f.filename.startswith("<")]
+    own = [f for f in frames if f.filename.startswith(root)
+           or (f.filename.startswith("<") and not f.filename.startswith("<frozen"))]
     lines = traceback.format_list(own[-8:]) if own else []
     if isinstance(exc, SyntaxError) and exc.filename:
         lines.append(f'  File "{os.path.basename(exc.filename)}", line {exc.lineno}\n    {(exc.text or "").strip()}\n')

@@ -1,0 +1,38 @@
+# Two entry points, both self-contained on a fresh machine: `make demo` and `make test`.
+# Everything runs from a local virtual environment (.venv), created on first use and
+# rebuilt when pyproject.toml changes.
+
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+JOBS ?= 2
+
+.PHONY: demo test lint build validate clean
+
+$(STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11 or run make PYTHON=/path/to/python3.11"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	@touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/autograder grade examples --out results/demo --jobs $(JOBS)
+
+test: $(STAMP) lint
+	$(BIN)/autograder build --check
+	$(BIN)/autograder validate --jobs $(JOBS)
+	$(BIN)/python -m pytest tests
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+build: $(STAMP)
+	$(BIN)/autograder build
+
+validate: $(STAMP)
+	$(BIN)/autograder validate --jobs $(JOBS)
+
+clean:
+	rm -rf $(VENV) results

@@ -1,0 +1,48 @@
+"""Helpers for the harness's own tests: build submissions from the reference, grade them."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from autograder import assignment as assignments
+from autograder import batch
+from autograder.results import Results
+
+REPO = assignments.REPO_ROOT
+MASKING = assignments.load("masking")
+
+
+def reference_with(tmp: Path, name: str, appended: str = "", *, replace: str | None = None) -> Path:
+    """A masking submission folder: the reference with ``appended`` code (later definitions win),
+    or exactly ``replace`` when given."""
+    folder = tmp / name
+    folder.mkdir(parents=True)
+    source = replace if replace is not None else (MASKING.solution_dir / "masking.py").read_text() + "\n" + appended
+    (folder / "masking.py").write_text(source)
+    return folder
+
+
+def grade(paths: list[Path], out: Path, *, public_only: bool = True, workers: int = 2) -> dict[str, Results]:
+    """Grade ``paths`` with the real batch machinery; results by submission name."""
+    jobs = batch.discover(paths, "masking")
+    collected = batch.grade_all(jobs, out, workers=workers, public_only=public_only, progress=False)
+    return {r.submission: r for r in collected}
+
+
+def find_test(results: Results, fragment: str):
+    """The one test whose name contains ``fragment``."""
+    found = [t for t in results.tests if fragment in t.name]
+    assert len(found) == 1, f"expected one test named like {fragment!r}, found {[t.name for t in found]}"
+    return found[0]
+
+
+def results_file(out: Path, name: str) -> dict:
+    return json.loads((out / name / "results.json").read_text())
+
+
+is_root = os.geteuid() == 0
+needs_root = pytest.mark.skipif(not is_root, reason="isolation from other users needs a root grader")

@@ -1,0 +1,55 @@
+"""Skeleton generation from solution markers."""
+
+import pytest
+
+from autograder import assignment as assignments
+from autograder.build import BuildError, skeleton_files, strip_solutions
+
+SOLUTION = '''import torch
+
+
+def double(x):
+    """(N,) -> (N,)"""
+    # BEGIN SOLUTION multiply by two
+    y = x * 2
+    return y
+    # END SOLUTION
+
+
+class Box:
+    def size(self):
+        given = 1
+        return given + 1  # SOLUTION: add one
+'''
+
+
+def test_regions_become_stubs_with_hints():
+    skeleton = strip_solutions(SOLUTION, "demo.py")
+    assert "x * 2" not in skeleton and "given + 1" not in skeleton
+    assert "    raise NotImplementedError('double: multiply by two')" in skeleton
+    assert "        raise NotImplementedError('Box.size: add one')" in skeleton
+    assert '"""(N,) -> (N,)"""' in skeleton and "given = 1" in skeleton
+    namespace: dict = {}
+    exec(compile(skeleton, "demo.py", "exec"), namespace)
+    with pytest.raises(NotImplementedError, match="double: multiply by two"):
+        namespace["double"](1)
+
+
+@pytest.mark.parametrize("source, message", [
+    ("def f():\n    # BEGIN SOLUTION\n    # BEGIN SOLUTION\n    pass\n    # END SOLUTION\n", "inside the region"),
+    ("def f():\n    # BEGIN SOLUTION\n    return 1\n", "never closed"),
+    ("def f():\n    return 1\n    # END SOLUTION\n", "without a BEGIN"),
+    ("# BEGIN SOLUTION\nx = 1\n# END SOLUTION\n", "inside a function"),
+    ("def f(:\n", "does not parse"),
+])
+def test_bad_markers_are_reported_with_the_line(source, message):
+    with pytest.raises(BuildError, match=message):
+        strip_solutions(source, "bad.py")
+
+
+@pytest.mark.parametrize("name", assignments.names())
+def test_checked_in_skeletons_match_the_solutions(name):
+    assignment = assignments.load(name)
+    for relative, content in skeleton_files(assignment).items():
+        path = assignment.skeleton_dir / relative
+        assert path.read_bytes() == content, f"{path} is out of date: run `autograder build {name}`"

@@ -1,0 +1,73 @@
+"""Failure messages, fingerprints and the recorded-expectations store."""
+
+import pytest
+import torch
+
+from autograder.checks import assert_close, assert_rows_sum_to_one, assert_tensor
+from autograder.oracle import Expected, Oracle, read_store, write_store
+
+
+def message(fn) -> str:
+    with pytest.raises(AssertionError) as info:
+        fn()
+    return str(info.value)
+
+
+def test_mismatch_says_where_and_how_much():
+    expected = torch.zeros(2, 3)
+    got = expected.clone()
+    got[1, 2] = 0.5
+    text = message(lambda: assert_close(got, expected, "the output"))
+    assert "1 of 6 entries differ" in text and "(1, 2)" in text and "0.5" in text
+
+
+def test_shape_dtype_type_and_nan_messages():
+    assert "shape (3, 2), expected (2, 3)" in message(lambda: assert_close(torch.zeros(3, 2), torch.zeros(2, 3)))
+    assert "dtype torch.float64, expected torch.float32" in message(
+        lambda: assert_close(torch.zeros(2, dtype=torch.float64), torch.zeros(2)))
+    assert "returned a list" in message(lambda: assert_close([0.0, 0.0], torch.zeros(2)))
+    assert "1 NaN" in message(lambda: assert_close(torch.tensor([0.0, float("nan")]), torch.zeros(2)))
+    assert "boolean" in message(lambda: assert_close(torch.ones(2), torch.ones(2, dtype=torch.bool)))
+    assert "tuple of 2 items" in message(lambda: assert_close(torch.zeros(1), (torch.zeros(1), torch.zeros(1))))
+
+
+def test_tolerance_follows_the_dtype():
+    assert_close(torch.tensor([1.0 + 1e-6]), torch.tensor([1.0]))
+    with pytest.raises(AssertionError):
+        assert_close(torch.tensor([1.0 + 1e-6], dtype=torch.float64), torch.tensor([1.0], dtype=torch.float64))
+
+
+def test_tensor_subclass_is_named():
+    value = torch.zeros(2)
+    value.remote_meta = {"cls": "Agreeable"}
+    assert "tensor subclass" in message(lambda: assert_tensor(value, "x"))
+
+
+def test_fingerprint_names_the_matching_mistake_only():
+    expected = Expected(torch.ones(3), [("no scaling", torch.full((3,), 2.0)), ("wrong axis", torch.zeros(3))])
+    assert "known mistake: wrong axis" in message(lambda: assert_close(torch.zeros(3), expected))
+    assert "known mistake" not in message(lambda: assert_close(torch.full((3,), 7.0), expected))
+    tupled = Expected((torch.ones(1), torch.ones(2)), [("swap", (torch.zeros(1), torch.zeros(2)))])
+    assert "known mistake: swap" in message(lambda: assert_close(torch.zeros(2), tupled[1]))
+
+
+def test_rows_sum_to_one():
+    assert_rows_sum_to_one(torch.softmax(torch.randn(3, 4), -1))
+    assert "sums to" in message(lambda: assert_rows_sum_to_one(torch.ones(2, 3)))
+    assert_rows_sum_to_one(torch.tensor([[0.0, 0.0], [0.5, 0.5]]), keep_rows=torch.tensor([False, True]))
+
+
+def test_store_roundtrip_and_replay(tmp_path):
+    reference = type("Impl", (), {"f": staticmethod(lambda x: x * 2)})
+    recorder = Oracle("record", reference, store=tmp_path / "expected.zip")
+    recorder.start_test("public/test_a.py::test_x")
+    recorder(lambda impl: impl.f(torch.arange(3)))
+    recorder.save()
+    first = (tmp_path / "expected.zip").read_bytes()
+    write_store(tmp_path / "again.zip", read_store(tmp_path / "expected.zip"))
+    assert (tmp_path / "again.zip").read_bytes() == first, "recordings must be byte-for-byte reproducible"
+    replay = Oracle("replay", store=tmp_path / "expected.zip")
+    replay.start_test("public/test_a.py::test_x")
+    assert torch.equal(replay(lambda impl: 1 / 0).value, torch.tensor([0, 2, 4]))
+    with pytest.raises(AssertionError, match="missing"):
+        replay(lambda impl: None)

@@ -1,0 +1,87 @@
+"""The wire format: values survive the round trip; hostile payloads become ProtocolError, never objects."""
+
+import io
+import os
+import struct
+import time
+
+import numpy as np
+import pytest
+import torch
+
+from autograder import protocol
+
+
+def roundtrip(value):
+    blobs: list[bytes] = []
+    node = protocol.encode(value, blobs)
+    return protocol.decode(node, blobs)
+
+
+def test_roundtrip_of_nested_values():
+    value = {"a": (torch.arange(6).reshape(2, 3), [1.5, None, "x"]), "b": np.float32(2.5), "c": torch.bool,
+             "big": 2**70, "half": torch.ones(2, dtype=torch.bfloat16)}
+    out = roundtrip(value)
+    assert torch.equal(out["a"][0], value["a"][0]) and out["a"][1] == [1.5, None, "x"]
+    assert isinstance(out["a"], tuple) and out["b"] == np.float32(2.5) and out["c"] is torch.bool
+    assert out["big"] == 2**70 and out["half"].dtype == torch.bfloat16
+
+
+def test_tensor_metadata_survives_but_subclasses_become_plain():
+    class Sneaky(torch.Tensor):
+        def __eq__(self, other):
+            return True
+
+    out = roundtrip(torch.zeros(3).as_subclass(Sneaky).requires_grad_(True))
+    assert type(out) is torch.Tensor and out.remote_meta["cls"] == "Sneaky" and out.remote_meta["requires_grad"]
+    assert not torch.equal(out, torch.ones(3))
+
+
+def test_pickled_arrays_are_refused():
+    buffer = io.BytesIO()
+    np.save(buffer, np.array([{"evil": 1}], dtype=object), allow_pickle=True)
+    with pytest.raises(protocol.ProtocolError):
+        protocol.decode({"__ndarray__": 0}, [buffer.getvalue()])
+
+
+@pytest.mark.parametrize("node", [
+    {"__tensor__": 3}, {"__nope__": 1}, ["bare"], {"__list__": "notalist"}, {"__dtype__": "os.system"},
+    {"__handle__": 1},
+])
+def test_malformed_trees_are_refused(node):
+    with pytest.raises(protocol.ProtocolError):
+        protocol.decode(node, [])
+
+
+def test_depth_limit():
+    node = None
+    for _ in range(protocol.MAX_DEPTH + 5):
+        node = {"__list__": [node]}
+    with pytest.raises(protocol.ProtocolError):
+        protocol.decode(node, [])
+
+
+def test_frames_roundtrip_and_reject_oversized_or_garbage_headers():
+    read, write = os.pipe()
+    protocol.write_frame(write, {"op": "x"}, [b"abc"])
+    header, blobs = protocol.read_frame(read, deadline=None)
+    assert header["op"] == "x" and blobs == [b"abc"]
+    os.write(write, struct.pack(">I", protocol.MAX_HEADER_BYTES + 1))
+    with pytest.raises(protocol.ProtocolError):
+        protocol.read_frame(read, deadline=None)
+    os.write(write, struct.pack(">I", 5) + b"{oops")
+    with pytest.raises(protocol.ProtocolError):
+        protocol.read_frame(read, deadline=None)
+    huge = b'{"blobs": [1099511627776]}'
+    os.write(write, struct.pack(">I", len(huge)) + huge)
+    with pytest.raises(protocol.ProtocolError):
+        protocol.read_frame(read, deadline=None, max_bytes=1 << 20)
+    os.close(write)
+    with pytest.raises(protocol.PeerClosed):
+        protocol.read_frame(read, deadline=None)
+
+
+def test_read_times_out():
+    read, _write = os.pipe()
+    with pytest.raises(protocol.ReadTimeout):
+        protocol.read_frame(read, deadline=time.monotonic() + 0.1)

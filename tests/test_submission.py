@@ -1,0 +1,78 @@
+"""Staging what students hand in."""
+
+import os
+import zipfile
+
+import pytest
+
+from autograder.submission import SubmissionError, stage
+
+
+def make_zip(path, entries):
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in entries.items():
+            archive.writestr(name, data)
+    return path
+
+
+def test_folder_with_nested_root_and_junk(tmp_path):
+    source = tmp_path / "alice"
+    (source / "hw" / "__pycache__").mkdir(parents=True)
+    (source / "hw" / "masking.py").write_text("x = 1\n")
+    (source / "hw" / "__pycache__" / "masking.cpython-311.pyc").write_bytes(b"junk")
+    os.symlink("/etc/passwd", source / "hw" / "passwd")
+    root = stage(source, ["masking.py"], tmp_path / "work")
+    assert (root / "masking.py").read_text() == "x = 1\n"
+    assert not (root / "passwd").exists() and not (root / "__pycache__").exists()
+
+
+def test_zip_of_a_folder(tmp_path):
+    entries = {"Submission/masking.py": "y = 2\n", "__MACOSX/Submission/._masking.py": "j"}
+    archive = make_zip(tmp_path / "s.zip", entries)
+    root = stage(archive, ["masking.py"], tmp_path / "work")
+    assert (root / "masking.py").read_text() == "y = 2\n"
+
+
+@pytest.mark.parametrize("entries, message", [
+    ({"../evil.py": "x"}, "unsafe entry"),
+    ({"/abs/evil.py": "x"}, "unsafe entry"),
+    ({"C:/evil.py": "x"}, "unsafe entry"),
+])
+def test_unsafe_zips_are_refused_before_extraction(tmp_path, entries, message):
+    archive = make_zip(tmp_path / "s.zip", {"masking.py": "x", **entries})
+    with pytest.raises(SubmissionError, match=message):
+        stage(archive, ["masking.py"], tmp_path / "work")
+    assert not (tmp_path / "evil.py").exists()
+
+
+def test_zip_with_a_symlink_is_refused(tmp_path):
+    archive = tmp_path / "s.zip"
+    with zipfile.ZipFile(archive, "w") as handle:
+        info = zipfile.ZipInfo("masking.py")
+        info.external_attr = (0o120777 << 16)
+        handle.writestr(info, "/etc/shadow")
+    with pytest.raises(SubmissionError, match="symbolic link"):
+        stage(archive, ["masking.py"], tmp_path / "work")
+
+
+def test_corrupted_zip(tmp_path):
+    archive = tmp_path / "s.zip"
+    archive.write_bytes(b"PK\x03\x04 this is not a zip")
+    with pytest.raises(SubmissionError, match="not a readable zip"):
+        stage(archive, ["masking.py"], tmp_path / "work")
+
+
+def test_missing_file_suggests_a_rename(tmp_path):
+    source = tmp_path / "bob"
+    source.mkdir()
+    (source / "Masking (1).py").write_text("x")
+    with pytest.raises(SubmissionError, match="rename it to 'masking.py'"):
+        stage(source, ["masking.py"], tmp_path / "work")
+
+
+def test_empty_folder_and_missing_path(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SubmissionError, match="empty"):
+        stage(tmp_path / "empty", ["masking.py"], tmp_path / "work")
+    with pytest.raises(SubmissionError, match="does not exist"):
+        stage(tmp_path / "nowhere", ["masking.py"], tmp_path / "work2")
