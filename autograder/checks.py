@@ -151,7 +151,7 @@ def assert_rows_sum_to_one(weights: torch.Tensor, keep_rows: torch.Tensor | None
     sums = weights.double().sum(-1)
     target = torch.ones_like(sums) if keep_rows is None else keep_rows.double().expand_as(sums)
     atol = 1e-3 if weights.dtype in (torch.float16, torch.bfloat16) else 1e-5
-    bad = (sums - target).abs() > atol
+    bad = ~((sums - target).abs() <= atol)  # NaN rows are bad too
     if bad.any():
         index = _first(bad)
         raise AssertionError(f"{what}: each row should sum to {float(target[index]):g}, but the row at index "

@@ -126,7 +126,9 @@ def pytest_args(assignment: assignments.Assignment, public_only: bool) -> list[s
     paths = [assignment.public_dir]
     if not public_only and assignment.hidden_dir.is_dir():
         paths.append(assignment.hidden_dir)
-    return [*(str(p) for p in paths), "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-o", "addopts=",
+    # --assert=plain: a failing `assert x, "message"` reads "message", without pytest's introspection.
+    return [*(str(p) for p in paths), "-q", "--assert=plain", "-p", "no:cacheprovider", "-p", "no:randomly",
+            "-o", "addopts=",
             "-o", "console_output_style=classic", "--rootdir", str(assignments.REPO_ROOT), "-W",
             "ignore::DeprecationWarning"]
 

@@ -54,6 +54,7 @@ def test_fingerprint_names_the_matching_mistake_only():
 def test_rows_sum_to_one():
     assert_rows_sum_to_one(torch.softmax(torch.randn(3, 4), -1))
     assert "sums to" in message(lambda: assert_rows_sum_to_one(torch.ones(2, 3)))
+    assert "sums to nan" in message(lambda: assert_rows_sum_to_one(torch.full((2, 3), float("nan"))))
     assert_rows_sum_to_one(torch.tensor([[0.0, 0.0], [0.5, 0.5]]), keep_rows=torch.tensor([False, True]))
 
 

@@ -224,7 +224,10 @@ def test_bad_return_values_are_named(graded):
     assert "NaN" in find_test(results, "a row whose keys are all masked").output
     heads = find_test(results, "split_heads and merge_heads")
     assert "returned a list" in heads.output and "tensor subclass" in heads.output
-    assert results.score == 0
+    rows = find_test(results, "rows sum to one")
+    assert rows.score == 0 and "sums to nan" in rows.output and "where False" not in rows.output
+    assert [t.name for t in results.tests if t.score > 0] == [
+        "lecture_causal_candidate: picks the causal mask among the lecture's three"]  # right, given its mask
 
 
 def test_patched_libraries_change_nothing_in_the_grader(graded):
