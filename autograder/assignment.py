@@ -65,6 +65,11 @@ class Assignment:
         return self.public_dir / "expected.zip"
 
     @property
+    def manual_file(self) -> Path:
+        """The written questions (name, points, prompt) of the assignment's notebooks, made by the build."""
+        return self.suite_dir / "manual.json"
+
+    @property
     def files(self) -> list[str]:
         """The files a submission must contain."""
         return [m.get("notebook") or f"{m['name']}.py" for m in self.modules]

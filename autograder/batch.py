@@ -124,6 +124,7 @@ def grade_all(jobs: list[Job], out: Path, *, workers: int = 1, public_only: bool
         collected = list(pool.map(run, jobs))
     bar.close()
     write_gradebook(collected, out / "gradebook.csv")
+    write_manual_answers(collected, out / "manual_answers.csv")
     atomic_write(out / "summary.md", summary_markdown(collected))
     return collected
 
@@ -207,6 +208,18 @@ def summary_table(collected: list[Results]) -> Table:
         table.add_row(results.submission, results.assignment, f"{results.score:g} / {results.max_score:g}",
                       f"{passed}/{len(results.tests)}", f"{results.execution_time:.1f}", _status(results))
     return table
+
+
+def write_manual_answers(collected: list[Results], path: Path) -> None:
+    """Written answers for human graders: one row per submission and question (nothing when none)."""
+    rows = [(r.submission, r.assignment, t.extra_data["question"], t.extra_data["points"], t.extra_data["answer"])
+            for r in collected for t in r.tests if t.extra_data.get("manual")]
+    if not rows:
+        return
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["submission", "assignment", "question", "points", "answer"])
+        writer.writerows(rows)
 
 
 def _status(results: Results, limit: int = 80) -> str:

@@ -5,13 +5,18 @@ line ending in ``# SOLUTION [hint]``. In the skeleton the region becomes, at the
 indentation, ``raise NotImplementedError("<function>: <hint>")``; the hint is what a TA would say
 first. Everything outside regions (signatures, docstrings with shapes, given code) is copied.
 
-``build --check`` regenerates into memory and reports any file of ``assignments/`` or
-``public/expected.zip`` that differs, which is what CI runs: the skeleton is never edited by hand.
+Master notebooks are built with Otter Assign (``autograder.notebooks``); their written questions
+are listed in the suite's ``manual.json`` so the grader can collect the answers.
+
+``build --check`` regenerates into memory and reports any file of ``assignments/``,
+``public/expected.zip`` or ``manual.json`` that differs, which is what CI runs: generated files are
+never edited by hand.
 """
 
 from __future__ import annotations
 
 import ast
+import json
 import re
 import shutil
 import subprocess
@@ -22,6 +27,7 @@ from pathlib import Path
 import torch
 
 from autograder import assignment as assignments
+from autograder import notebooks
 from autograder.oracle import read_store
 
 BEGIN = re.compile(r"^(?P<indent>\s*)# BEGIN SOLUTION\b:?\s*(?P<hint>.*)$")
@@ -97,7 +103,11 @@ def _enclosing_functions(source: str, filename: str) -> dict[int, str]:
 
 
 def skeleton_files(assignment: assignments.Assignment) -> dict[str, bytes]:
-    """Relative path -> content of every file of the generated skeleton."""
+    """Relative path -> content of every file of the generated skeleton.
+
+    Python files lose their solution regions; master notebooks go through Otter Assign and are
+    refused if any solution or hidden-test line survives; other files are copied.
+    """
     files = {}
     for path in sorted(assignment.solution_dir.rglob("*")):
         relative = path.relative_to(assignment.solution_dir)
@@ -105,9 +115,25 @@ def skeleton_files(assignment: assignments.Assignment) -> dict[str, bytes]:
             continue
         if path.suffix == ".py":
             files[str(relative)] = strip_solutions(path.read_text(), str(relative)).encode()
+        elif path.suffix == ".ipynb":
+            built = {str(relative.parent / name): data for name, data in notebooks.assign(path).items()}
+            leaked = notebooks.leaks(path, built)
+            if leaked:
+                raise BuildError(f"{path}: solution or hidden-test lines would reach students (put them inside "
+                                 "a solution block):\n" + "\n".join(f"  {line}" for line in leaked))
+            files.update(built)
         else:
             files[str(relative)] = path.read_bytes()
     return files
+
+
+def manual_questions(assignment: assignments.Assignment) -> list[dict]:
+    """The written questions of every master notebook, in file order."""
+    questions = []
+    for entry in assignment.modules:
+        if entry.get("notebook"):
+            questions += notebooks.manual_questions(assignment.solution_dir / entry["notebook"])
+    return questions
 
 
 def build(names: list[str], check: bool = False) -> list[str]:
@@ -118,7 +144,17 @@ def build(names: list[str], check: bool = False) -> list[str]:
         if not assignment.has_reference:
             problems.append(f"{name}: no reference in {assignment.solution_dir}; nothing to build from")
             continue
-        generated = skeleton_files(assignment)
+        try:
+            generated = skeleton_files(assignment)
+        except (BuildError, notebooks.NotebookError) as exc:
+            problems.append(str(exc))
+            continue
+        questions = json.dumps(manual_questions(assignment), indent=1) + "\n"
+        manual = assignment.manual_file
+        if check and (manual.read_text() if manual.is_file() else "[]\n") != questions:
+            problems.append(f"{manual} is out of date: run `autograder build {name}`")
+        elif not check and questions != "[]\n":
+            manual.write_text(questions)
         target = assignment.skeleton_dir
         existing = {str(p.relative_to(target)) for p in target.rglob("*") if p.is_file()
                     and not SKIP & set(p.relative_to(target).parts)} if target.is_dir() else set()

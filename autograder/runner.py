@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 import os
 import shutil
 import signal
@@ -25,10 +26,11 @@ import pytest
 
 from autograder import assignment as assignments
 from autograder import implementations, mutants, staticcheck
+from autograder.notebooks import NotebookError, collect_answers
 from autograder.oracle import Oracle
 from autograder.plugin import GradingPlugin, Session
 from autograder.proxy import Student
-from autograder.results import Results
+from autograder.results import Results, TestResult
 from autograder.sandbox import Isolation, become_subreaper, safe_hidden_paths
 from autograder.submission import SubmissionError, stage
 
@@ -55,6 +57,7 @@ def grade_one(assignment: assignments.Assignment, source: Path, out_dir: Path | 
         violations = staticcheck.scan(root, assignment.files, assignment.forbidden)
     except SubmissionError as exc:
         broken = f"Your submission could not be graded: {exc}."
+    written = manual_results(assignment, root)  # read now: the staged copy is deleted after grading
     isolation = Isolation(hidden_paths=safe_hidden_paths(
         [*secret_paths(), *hide, str(Path(source).resolve())], keep=[str(workdir)]))
     results.extra_data["isolation"] = isolation.note()
@@ -80,6 +83,7 @@ def grade_one(assignment: assignments.Assignment, source: Path, out_dir: Path | 
         shutil.rmtree(workdir, ignore_errors=True)
     oracle.save()
     _finish(results, plugin, session, code, broken, violations, assignment)
+    results.tests += written
     results.execution_time = time.monotonic() - started
     if out_dir is not None:
         results.write(out_dir)
@@ -120,6 +124,29 @@ def _finish(results: Results, plugin: GradingPlugin, session: Session, code, bro
         notes.append(f"The grader itself failed (pytest exit code {int(code)}); tell the course staff.")
         session.log.append(f"pytest exit code {int(code)}")
     results.output = "\n\n".join(notes)
+
+
+def manual_results(assignment: assignments.Assignment, root: Path | None) -> list[TestResult]:
+    """One entry per written question: the student's answer, for human graders (0 automatic points)."""
+    if not assignment.manual_file.is_file():
+        return []
+    questions = json.loads(assignment.manual_file.read_text())
+    answers: dict[str, str] = {}
+    notebook = next((m["notebook"] for m in assignment.modules if m.get("notebook")), None)
+    if root is not None and notebook:
+        with contextlib.suppress(NotebookError):
+            answers = collect_answers(root / notebook, questions)
+    out = []
+    for index, question in enumerate(questions, start=1):
+        answer = answers.get(question["name"], "")
+        out.append(TestResult(
+            name=f"{question['name']}: written answer ({question['points']:g} points, graded by hand)",
+            number=f"M.{index}", score=0.0, max_score=0.0, status="passed",
+            output=answer or "(no answer found)", visibility="visible", tags=["manual"],
+            extra_data={"manual": True, "question": question["name"], "points": question["points"],
+                        "answer": answer},
+        ))
+    return out
 
 
 def pytest_args(assignment: assignments.Assignment, public_only: bool) -> list[str]:

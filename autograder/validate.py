@@ -59,6 +59,8 @@ def _judge(full: list[Results], public: list[Results]) -> list[str]:
     if skeleton.score > 0:
         scoring = [t.name for t in skeleton.tests if t.score > 0]
         problems.append(f"the untouched skeleton earns points on: {', '.join(scoring)}")
+    if not caught:
+        problems.append("there are no mutants: add known-wrong implementations to tests/mutants/<name>/")
     for results in caught:
         if results.score >= results.max_score:
             problems.append(f"{results.submission} loses no points: add a test that catches it")

@@ -89,6 +89,7 @@ def test_validate_flags_what_it_must():
     full, none = _results("reference", [(1, 1), (2, 2)]), _results("skeleton", [(0, 1), (0, 2)])
     caught, missed = _results("mutant-a", [(0, 1), (2, 2)]), _results("mutant-b", [(1, 1), (2, 2)])
     assert _judge([full, none, caught], [full, none]) == []
+    assert any("no mutants" in p for p in _judge([full, none], [full, none]))
     problems = _judge([_results("reference", [(0, 1), (2, 2)]), _results("skeleton", [(1, 1), (0, 2)]), missed],
                       [full, _results("skeleton", [(1, 1)])])
     assert any("reference loses points" in p for p in problems)

@@ -1,0 +1,90 @@
+"""Notebook assignments: Otter Assign builds, the leak check, written answers."""
+
+import json
+
+import nbformat
+import pytest
+
+from autograder import notebooks
+
+CONFIG = ("# ASSIGNMENT CONFIG\nname: demo\ninit_cell: true\ncheck_all_cell: false\nexport_cell: false\n"
+          "generate: false\nrun_tests: false\nsolutions_pdf: false\ntemplate_pdf: false\n")
+
+
+def master(tmp_path, helper_outside_block: bool = False):
+    cells = [
+        nbformat.v4.new_raw_cell(CONFIG),
+        nbformat.v4.new_raw_cell("# BEGIN QUESTION\nname: q1\npoints: 2"),
+        nbformat.v4.new_markdown_cell("**Question 1.** Write `double`."),
+        nbformat.v4.new_raw_cell("# BEGIN SOLUTION"),
+        nbformat.v4.new_code_cell("def double(x):\n    # BEGIN SOLUTION\n    doubled_value = 2 * x\n"
+                                  "    return doubled_value\n    # END SOLUTION"),
+        nbformat.v4.new_raw_cell("# END SOLUTION"),
+        nbformat.v4.new_raw_cell("# BEGIN TESTS"),
+        nbformat.v4.new_code_cell("assert double(2) == 4"),
+        nbformat.v4.new_code_cell("# HIDDEN\nassert double(123456) == 246912"),
+        nbformat.v4.new_raw_cell("# END TESTS"),
+        nbformat.v4.new_raw_cell("# END QUESTION"),
+        nbformat.v4.new_raw_cell("# BEGIN QUESTION\nname: why\nmanual: true\npoints: 3"),
+        nbformat.v4.new_markdown_cell("**Question 2.** Why does doubling help?"),
+        nbformat.v4.new_raw_cell("# BEGIN SOLUTION"),
+        nbformat.v4.new_markdown_cell("Because the model answer says so."),
+        nbformat.v4.new_raw_cell("# END SOLUTION"),
+        nbformat.v4.new_raw_cell("# END QUESTION"),
+    ]
+    if helper_outside_block:  # a solution line pasted into a prompt: Otter would copy it silently
+        cells.insert(2, nbformat.v4.new_code_cell("doubled_value = 2 * x  # SOLUTION"))
+    notebook = nbformat.v4.new_notebook(cells=cells)
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = tmp_path / "demo.ipynb"
+    nbformat.write(notebook, path)
+    return path
+
+
+def test_assign_is_reproducible_and_hides_solutions(tmp_path):
+    path = master(tmp_path)
+    first, second = notebooks.assign(path), notebooks.assign(path)
+    assert first == second and set(first) == {"demo.ipynb"}
+    text = first["demo.ipynb"].decode()
+    assert "doubled_value" not in text and "246912" not in text and "model answer" not in text
+    assert 'grader.check(\\"q1\\")' in text and "double(2) == 4" in text
+    assert notebooks.leaks(path, first) == []
+
+
+def test_leaked_solution_lines_are_found(tmp_path):
+    path = master(tmp_path)
+    planted = notebooks.assign(path)
+    notebook = json.loads(planted["demo.ipynb"])
+    notebook["cells"].append({"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                              "source": "assert double(123456) == 246912\n"})
+    planted["demo.ipynb"] = json.dumps(notebook).encode()
+    assert notebooks.leaks(path, planted) == ["demo.ipynb: assert double(123456) == 246912"]
+
+
+def test_solution_line_outside_a_block_is_caught(tmp_path):
+    """Otter copies a marked line that sits outside a solution block into the student notebook."""
+    path = master(tmp_path, helper_outside_block=True)
+    assert notebooks.leaks(path, notebooks.assign(path)) == ["demo.ipynb: doubled_value = 2 * x"]
+
+
+def test_manual_questions_and_answers(tmp_path):
+    path = master(tmp_path)
+    questions = notebooks.manual_questions(path)
+    assert [(q["name"], q["points"]) for q in questions] == [("why", 3.0)]
+    student = json.loads(notebooks.assign(path)["demo.ipynb"])
+    for cell in student["cells"]:
+        if "otter_answer_cell" in cell["metadata"].get("tags", []) and cell["cell_type"] == "markdown":
+            cell["source"] = "It keeps the gradient large."
+    submitted = tmp_path / "submitted.ipynb"
+    submitted.write_text(json.dumps(student))
+    assert notebooks.collect_answers(submitted, questions) == {"why": "It keeps the gradient large."}
+    unanswered = tmp_path / "unanswered.ipynb"
+    unanswered.write_bytes(notebooks.assign(path)["demo.ipynb"])
+    assert notebooks.collect_answers(unanswered, questions) == {"why": ""}
+
+
+def test_unreadable_notebook(tmp_path):
+    broken = tmp_path / "broken.ipynb"
+    broken.write_text("{not json")
+    with pytest.raises(notebooks.NotebookError, match="not a readable notebook"):
+        notebooks.cells(broken)
