@@ -18,3 +18,5 @@ class CausalSelfAttention(_CorrectAttention):
         always = lambda w: torch.nn.functional.dropout(w, self.p, training=True)  # noqa: E731
         y, _ = scaled_dot_product_attention(q, k, v, mask, dropout=always)
         return torch.nn.functional.dropout(self.proj(merge_heads(y)), self.p, training=True)
+
+# autograder-hidden-canary-7d3e9a (never ships to students)

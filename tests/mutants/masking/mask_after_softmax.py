@@ -7,3 +7,5 @@ def masked_softmax(scores, mask=None):
     if mask is None:
         return weights
     return weights.masked_fill(~mask, 0.0)
+
+# autograder-hidden-canary-7d3e9a (never ships to students)

@@ -4,3 +4,5 @@
 
 def causal_mask(T, device=None):
     return torch.ones(T, T, dtype=torch.bool, device=device).triu()
+
+# autograder-hidden-canary-7d3e9a (never ships to students)

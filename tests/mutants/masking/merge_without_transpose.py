@@ -5,3 +5,5 @@
 def merge_heads(x):
     B, H, T, d = x.shape
     return x.reshape(B, T, H * d)
+
+# autograder-hidden-canary-7d3e9a (never ships to students)

@@ -7,3 +7,5 @@ _CorrectAttention = CausalSelfAttention
 class CausalSelfAttention(_CorrectAttention):
     def forward(self, x, lengths=None):
         return super().forward(x, None)
+
+# autograder-hidden-canary-7d3e9a (never ships to students)

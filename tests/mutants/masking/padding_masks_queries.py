@@ -5,3 +5,5 @@
 def combined_mask(lengths, T):
     queries = padding_mask(lengths, T)[:, None, :, None]
     return causal_mask(T, device=lengths.device)[None, None] & queries
+
+# autograder-hidden-canary-7d3e9a (never ships to students)

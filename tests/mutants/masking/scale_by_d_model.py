@@ -14,3 +14,5 @@ class CausalSelfAttention(_CorrectAttention):
         mask = causal_mask(T, device=x.device) if lengths is None else combined_mask(lengths, T)
         y, _ = scaled_dot_product_attention(q, k, v, mask, dropout=self.attn_dropout)
         return self.resid_dropout(self.proj(merge_heads(y)))
+
+# autograder-hidden-canary-7d3e9a (never ships to students)

@@ -8,3 +8,5 @@ def masked_softmax(scores, mask=None):
     filled = scores.masked_fill(~mask, -math.inf)
     weights = torch.softmax(filled, dim=-2)
     return torch.nan_to_num(weights, nan=0.0)
+
+# autograder-hidden-canary-7d3e9a (never ships to students)

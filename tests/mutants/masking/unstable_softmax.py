@@ -9,3 +9,5 @@ def masked_softmax(scores, mask=None):
     exps = torch.exp(scores) * mask
     total = exps.sum(dim=-1, keepdim=True)
     return exps / torch.where(total > 0, total, torch.ones_like(total))
+
+# autograder-hidden-canary-7d3e9a (never ships to students)

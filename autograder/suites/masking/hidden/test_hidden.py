@@ -122,3 +122,5 @@ def test_mask_edge_cases(masking, oracle, parts, seed):
     with parts("combined_mask with lengths 0 and T"):
         assert_close(masking.combined_mask(lengths, T), oracle(lambda impl: impl.masking.combined_mask(lengths, T)),
                      "combined_mask")
+
+# autograder-hidden-canary-7d3e9a (never ships to students)
