@@ -2,7 +2,10 @@
 
 Zips are checked before anything is extracted: no absolute paths, no ``..`` entries, no links,
 at most ``MAX_FILES`` entries and ``MAX_BYTES`` uncompressed. Folders are copied without
-following symbolic links (a link to ``/etc/shadow`` must not be copied by a root grader).
+following symbolic links (a link to ``/etc/shadow`` or to the solutions must not be copied by a root
+grader), except in the repository's own ``solutions/`` and ``assignments/`` trees: there a link to
+another assignment's file (``solutions/positions/masking.py -> ../masking/masking.py``) is how one
+assignment reuses another's module without a second copy.
 The submission's root is the shallowest folder holding every required file, so a zip of a
 folder and a zip of the files both work. Every failure is a ``SubmissionError`` whose message
 tells the student what to hand in instead.
@@ -30,7 +33,7 @@ def stage(source: Path, required: list[str], workdir: Path) -> Path:
     source = Path(source)
     unpacked = workdir / "unpacked"
     if source.is_dir():
-        _copy_folder(source, unpacked)
+        _copy_folder(source, unpacked, follow_links=_trusted(source))
     elif source.is_file() and source.suffix.lower() == ".zip":
         _extract_zip(source, unpacked)
     elif source.is_file() and source.name in required:
@@ -67,7 +70,15 @@ def find_root(folder: Path, required: list[str]) -> Path:
     raise SubmissionError(f"{message}. It contains: {shown}")
 
 
-def _copy_folder(source: Path, target: Path) -> None:
+def _trusted(source: Path) -> bool:
+    """Whether ``source`` is one of the repository's own reference or skeleton folders."""
+    from autograder.assignment import REPO_ROOT
+
+    resolved = source.resolve()
+    return any(resolved.is_relative_to(REPO_ROOT / tree) for tree in ("solutions", "assignments"))
+
+
+def _copy_folder(source: Path, target: Path, follow_links: bool = False) -> None:
     total, count = 0, 0
     for dirpath, dirnames, filenames in os.walk(source):
         dirnames[:] = [d for d in dirnames if d not in JUNK and not os.path.islink(os.path.join(dirpath, d))]
@@ -75,7 +86,7 @@ def _copy_folder(source: Path, target: Path) -> None:
         (target / relative).mkdir(parents=True, exist_ok=True)
         for name in filenames:
             path = Path(dirpath) / name
-            info = path.lstat()
+            info = path.stat() if follow_links else path.lstat()
             if name in JUNK or not stat.S_ISREG(info.st_mode):
                 continue  # links, devices and sockets are not submissions
             total, count = total + info.st_size, count + 1

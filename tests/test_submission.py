@@ -26,6 +26,21 @@ def test_folder_with_nested_root_and_junk(tmp_path):
     assert not (root / "passwd").exists() and not (root / "__pycache__").exists()
 
 
+def test_links_are_followed_only_in_the_repository_reference_trees(tmp_path):
+    from autograder.assignment import REPO_ROOT
+    from autograder.submission import _copy_folder, _trusted
+
+    assert _trusted(REPO_ROOT / "solutions" / "masking") and _trusted(REPO_ROOT / "examples" / "masking" / "reference")
+    assert not _trusted(tmp_path) and not _trusted(REPO_ROOT / "examples" / "masking" / "partly_wrong")
+    source = tmp_path / "linked"
+    source.mkdir()
+    os.symlink(REPO_ROOT / "solutions" / "masking" / "masking.py", source / "masking.py")
+    _copy_folder(source, tmp_path / "followed", follow_links=True)
+    assert (tmp_path / "followed" / "masking.py").read_text().startswith('"""Masking')
+    with pytest.raises(SubmissionError, match="no masking.py"):
+        stage(source, ["masking.py"], tmp_path / "work")
+
+
 def test_zip_of_a_folder(tmp_path):
     entries = {"Submission/masking.py": "y = 2\n", "__MACOSX/Submission/._masking.py": "j"}
     archive = make_zip(tmp_path / "s.zip", entries)
