@@ -95,17 +95,17 @@ def secret_lines(master: Path) -> set[str]:
     for block in _blocks(master_cells, "# BEGIN SOLUTION", "# END SOLUTION"):
         for cell in block:  # Otter keeps the unmarked lines of a cell with markers, drops other cells whole
             marked = cell.get("cell_type") == "code" and "SOLUTION" in cell["source"]
-            secret |= _significant(_marked_solution_lines(cell["source"]) if marked else cell["source"].splitlines())
+            secret |= significant(marked_solution_lines(cell["source"]) if marked else cell["source"].splitlines())
             if not marked:
                 secret_cells.add(id(cell))
     for block in _blocks(master_cells, "# BEGIN TESTS", "# END TESTS"):
         for cell in block:
             if cell["source"].lstrip().startswith("# HIDDEN"):
-                secret |= _significant(cell["source"].splitlines()[1:])
+                secret |= significant(cell["source"].splitlines()[1:])
                 secret_cells.add(id(cell))
     for cell in master_cells:
         if cell.get("cell_type") == "code":
-            secret |= _significant(_marked_solution_lines(cell["source"]))
+            secret |= significant(marked_solution_lines(cell["source"]))
     public = set()  # lines students legitimately see (given code that a solution also happens to contain)
     for cell in master_cells:
         if cell.get("cell_type") != "raw" and id(cell) not in secret_cells:
@@ -113,7 +113,8 @@ def secret_lines(master: Path) -> set[str]:
     return secret - public
 
 
-def _marked_solution_lines(source: str) -> list[str]:
+def marked_solution_lines(source: str) -> list[str]:
+    """The lines inside ``# BEGIN/END SOLUTION`` markers and the code of ``# SOLUTION`` lines (cells or .py files)."""
     lines, inside = [], False
     for line in source.splitlines():
         if re.match(r"\s*# BEGIN SOLUTION", line):
@@ -126,11 +127,11 @@ def _marked_solution_lines(source: str) -> list[str]:
 
 
 def _unmarked_lines(source: str) -> list[str]:
-    marked = set(_marked_solution_lines(source))
+    marked = set(marked_solution_lines(source))
     return [line for line in source.splitlines() if line not in marked and "SOLUTION" not in line]
 
 
-def _significant(lines: list[str]) -> set[str]:
+def significant(lines: list[str]) -> set[str]:
     """Lines long and specific enough that finding them in a student file means a leak."""
     out = set()
     for line in lines:
@@ -145,13 +146,13 @@ def leaks(master: Path, files: dict[str, bytes]) -> list[str]:
     secret = secret_lines(master)
     found = []
     for name, data in files.items():
-        text = _notebook_text(data) if name.endswith(".ipynb") else data.decode("utf-8", "replace")
+        text = notebook_text(data) if name.endswith(".ipynb") else data.decode("utf-8", "replace")
         text = " ".join(text.split())
         found += [f"{name}: {line}" for line in sorted(secret) if " ".join(line.split()) in text]
     return found
 
 
-def _notebook_text(data: bytes) -> str:
+def notebook_text(data: bytes) -> str:
     """Cell sources and the embedded tests of a notebook, one line per line."""
     notebook = json.loads(data)
     parts = []
