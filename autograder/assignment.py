@@ -15,8 +15,9 @@ from pathlib import Path
 from autograder.sandbox import Limits
 
 # Every file that must never reach students (hidden tests, mutants) carries this line, so a
-# distribution can be refused when one slips in.
-CANARY = "autograder-hidden-canary-7d3e9a"
+# distribution can be refused when one slips in. It is joined from parts so that this file, which
+# students get, does not contain it.
+CANARY = "-".join(("autograder", "hidden", "canary", "7d3e9a"))
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 REPO_ROOT = PACKAGE_DIR.parent
