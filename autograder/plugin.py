@@ -1,7 +1,7 @@
 """The pytest plugin that turns a suite run into scored ``TestResult``s.
 
 It provides the fixtures tests use (``student``, ``reference``, ``oracle``, ``parts``, ``seed``,
-``forbidden_findings``),
+``forbidden_findings``, and for runtime checks ``reference_student`` and ``device``),
 enforces that every test is ``@graded``, orders public tests before hidden ones, gives each test
 its time limit as a deadline on the student proxy, fails tests whose covered symbols use a
 forbidden API, and writes ``results.json`` after every test.
@@ -13,6 +13,8 @@ tests' source must not reach students, and the parent's frames mean nothing to t
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +27,9 @@ from autograder.grading import Parts, derive_seed
 from autograder.oracle import Oracle
 from autograder.proxy import ForbiddenAPI, Student, StudentCodeFailure
 from autograder.results import Results, TestResult
+from autograder.sandbox import Isolation
 from autograder.staticcheck import MODULE_LEVEL
+from autograder.submission import stage
 
 PUBLIC_SEED = "public"
 
@@ -43,6 +47,30 @@ class Session:
     violations: dict[str, list[str]] = field(default_factory=dict)
     secret: str = ""
     log: list[str] = field(default_factory=list)
+    isolation: Isolation = field(default_factory=Isolation)
+    _reference_worker: Student | None = None
+    _reference_dir: str | None = None
+
+    def reference_worker(self) -> Student:
+        """The reference, in a sandboxed worker like the student's (same limits and threads): for runtime ratios.
+
+        Started on first use from a private copy of ``solutions/NAME``; ``close`` stops it.
+        """
+        if self._reference_worker is None:
+            self._reference_dir = tempfile.mkdtemp(prefix="autograder-reference-")
+            os.chmod(self._reference_dir, 0o711)
+            root = stage(self.assignment.solution_dir, self.assignment.files, Path(self._reference_dir))
+            self._reference_worker = Student(root, self.assignment.modules, self.assignment.limits, self.isolation,
+                                             load_seconds=self.assignment.load_timeout)
+        return self._reference_worker
+
+    def close(self) -> None:
+        """Stop every worker this session started."""
+        self.student.close()
+        if self._reference_worker is not None:
+            self._reference_worker.close()
+        if self._reference_dir is not None:
+            shutil.rmtree(self._reference_dir, ignore_errors=True)
 
 
 class GradingPlugin:
@@ -72,6 +100,20 @@ class GradingPlugin:
     def parts(self, request) -> Parts:
         request.node.ag_parts = Parts()
         return request.node.ag_parts
+
+    @pytest.fixture
+    def reference_student(self) -> Student:
+        """The reference as a ``student``-like proxy in its own sandbox (runtime checks compare the two)."""
+        if self.session.reference is None:
+            pytest.skip("runtime is compared with the reference by the course's grader, not by `autograder check`")
+        return self.session.reference_worker()
+
+    @pytest.fixture
+    def device(self) -> str:
+        """Where runtime checks run: ``cuda`` on a GPU grader, else ``cpu``."""
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
 
     @pytest.fixture
     def forbidden_findings(self) -> dict[str, list[str]]:

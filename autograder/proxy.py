@@ -15,6 +15,8 @@ same message instead of waiting for its own timeout.
 
 from __future__ import annotations
 
+import os
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ from autograder import protocol
 from autograder.sandbox import Isolation, Limits, Sandbox, WorkerDied
 
 DEFAULT_CALL_SECONDS = 60.0
+PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 MAX_RESTARTS = 8
 
 
@@ -196,6 +199,27 @@ class Student:
         except protocol.ProtocolError as exc:
             raise StudentCrashed(f"{label} returned something the grader cannot read ({exc})") from None
 
+    def measure(self, target: dict, args, kwargs, device: str, *, label: str,
+                generation: int | None) -> tuple[float, int | None]:
+        """Time one ``time`` request with the parent's clock; read the peak memory from outside the worker.
+
+        Nothing the student's process says is trusted: on the CPU a thread of the parent samples the worker's
+        resident size (``/proc/PID/statm``) while the call runs, and the peak is the highest sample above the
+        size after a ``trim`` request; on CUDA it is what the worker reports (the parent cannot see GPU memory).
+        ``None`` where neither can be read. A submission that tampers with its own allocator can understate
+        its memory; it cannot understate its time.
+        """
+        pid = self._ensure_worker().process.pid
+        self.request("trim", {}, label=label, generation=generation)
+        with ResidentSampler(pid) as sampler:
+            started = time.perf_counter()
+            value = self.request("time", target, args, kwargs, label=label, generation=generation,
+                                 fields={"device": device})
+            seconds = time.perf_counter() - started
+        if isinstance(value, dict) and "cuda_peak_bytes" in value:
+            return seconds, int(value["cuda_peak_bytes"])
+        return seconds, sampler.rise
+
     def _handle_node(self, obj: Any) -> dict:
         if isinstance(obj, RemoteObject):
             if obj._generation != self._generation:
@@ -206,6 +230,49 @@ class Student:
     def seed(self, seed: int) -> None:
         """Seed ``random``, numpy and torch in the worker (dropout masks, sampling)."""
         self.request("seed", {}, fields={"seed": int(seed)})
+
+
+class ResidentSampler:
+    """Samples a process's resident size every ``interval`` seconds in a thread, while in a ``with`` block.
+
+    ``rise`` is the highest sample minus the size on entry, in bytes (``None`` when ``/proc`` is unreadable).
+    """
+
+    def __init__(self, pid: int, interval: float = 0.0005):
+        self.pid, self.interval = pid, interval
+        self.base: int | None = None
+        self.peak: int | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _read(self) -> int | None:
+        try:
+            with open(f"/proc/{self.pid}/statm") as handle:
+                return int(handle.read().split()[1]) * PAGE_SIZE
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            size = self._read()
+            if size is not None:
+                self.peak = size if self.peak is None else max(self.peak, size)
+            self._stop.wait(self.interval)
+
+    def __enter__(self) -> ResidentSampler:
+        self.base = self._read()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    @property
+    def rise(self) -> int | None:
+        if self.base is None or self.peak is None:
+            return None
+        return max(0, self.peak - self.base)
 
 
 class RemoteAttr:
@@ -227,10 +294,13 @@ class RemoteAttr:
     def get(self) -> Any:
         return self._student.request("getattr", self._target, label=self._label, generation=self._generation)
 
-    def repeat(self, times: int, *args, **kwargs) -> Any:
-        """Call ``times`` times in one request (for timing); returns the last result."""
-        return self._student.request("call", self._target, args, kwargs, label=f"{self._label}(...)",
-                                     generation=self._generation, fields={"repeat": int(times)})
+    def measure(self, args: tuple = (), kwargs: dict | None = None, device: str = "cpu") -> tuple[float, int | None]:
+        """Run the call once in the worker: the parent's wall-clock seconds and the call's peak memory in bytes.
+
+        See ``autograder.timing``, which compares such measurements with the reference's.
+        """
+        return self._student.measure(self._target, args, kwargs or {}, device, label=f"{self._label}(...)",
+                                     generation=self._generation)
 
 
 class RemoteObject(RemoteAttr):

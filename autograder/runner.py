@@ -26,6 +26,7 @@ import pytest
 
 from autograder import assignment as assignments
 from autograder import implementations, mutants, staticcheck
+from autograder.gradescope import Metadata, student_summary
 from autograder.notebooks import NotebookError, collect_answers
 from autograder.oracle import Oracle
 from autograder.plugin import GradingPlugin, Session
@@ -43,12 +44,18 @@ class OutOfTime(KeyboardInterrupt):
 
 def grade_one(assignment: assignments.Assignment, source: Path, out_dir: Path | None, *, name: str,
               public_only: bool = False, oracle_mode: str = "auto", hide: list[str] = (),
-              secret: str | None = None, record_to: Path | None = None) -> Results:
-    """Grade ``source`` against ``assignment``'s suite; write into ``out_dir`` when given."""
+              secret: str | None = None, record_to: Path | None = None, metadata: Metadata | None = None) -> Results:
+    """Grade ``source`` against ``assignment``'s suite; write into ``out_dir`` when given.
+
+    With Gradescope's ``metadata``, the results record the attempt and submission time, and the top-level
+    output (always shown) summarises only what students may see now (``gradescope.student_summary``).
+    """
     started = time.monotonic()
     become_subreaper()
     results = Results(assignment=assignment.name, submission=name)
     results.extra_data["device"] = grading_device()
+    if metadata is not None:
+        results.extra_data.update(metadata.extra_data())
     workdir = Path(tempfile.mkdtemp(prefix="autograder-"))
     os.chmod(workdir, 0o711)
     broken, root, violations = None, None, {}
@@ -65,7 +72,7 @@ def grade_one(assignment: assignments.Assignment, source: Path, out_dir: Path | 
                       load_seconds=assignment.load_timeout)
     oracle, reference = make_oracle(assignment, oracle_mode, record_to)
     session = Session(assignment=assignment, student=student, oracle=oracle, results=results, out_dir=out_dir,
-                      reference=reference, violations=violations,
+                      reference=reference, violations=violations, isolation=isolation,
                       secret=secret if secret is not None else os.environ.get(SECRET_ENV, default_secret(assignment)))
     plugin = GradingPlugin(session)
     previous = signal.signal(signal.SIGALRM, _out_of_time)
@@ -79,11 +86,13 @@ def grade_one(assignment: assignments.Assignment, source: Path, out_dir: Path | 
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
-        student.close()
+        session.close()
         shutil.rmtree(workdir, ignore_errors=True)
     oracle.save()
     _finish(results, plugin, session, code, broken, violations, assignment)
     results.tests += written
+    if metadata is not None:
+        results.output = "\n\n".join(part for part in (student_summary(results, metadata), results.output) if part)
     results.execution_time = time.monotonic() - started
     if out_dir is not None:
         results.write(out_dir)
@@ -207,10 +216,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--oracle", default="auto", choices=["auto", "live", "replay", "record"])
     parser.add_argument("--hide", action="append", default=[], help="a path the student code must not see")
     parser.add_argument("--record-to", type=Path, help="with --oracle record: where to write the recording")
+    parser.add_argument("--metadata", type=Path, help="Gradescope's submission_metadata.json")
     options = parser.parse_args(argv)
     assignment = assignments.load(options.assignment)
     grade_one(assignment, options.submission, options.out, name=options.name, public_only=options.public_only,
-              oracle_mode=options.oracle, hide=options.hide, record_to=options.record_to)
+              oracle_mode=options.oracle, hide=options.hide, record_to=options.record_to,
+              metadata=Metadata.read(options.metadata) if options.metadata else None)
     return 0
 
 

@@ -7,13 +7,17 @@ cannot corrupt the channel by printing. Nothing here is trusted by the parent: e
 validated there, and scores are computed only there.
 
 Requests (``op``): ``load``, ``call`` (a function, class, method or attribute path, with args),
-``getattr``, ``grad`` (forward and backward through a module or function), ``seed``, ``release``.
+``getattr``, ``grad`` (forward and backward through a module or function), ``time`` (run a call for the
+parent's stopwatch, answering with nothing), ``trim`` (return free heap memory to the system, so the
+parent's memory readings start clean), ``seed``, ``release``.
 """
 
 from __future__ import annotations
 
 import argparse
 import builtins
+import contextlib
+import ctypes
 import importlib
 import json
 import os
@@ -59,6 +63,10 @@ class Worker:
             if op == "load":
                 result = self.load()
                 return {"ok": True, "value": result}, out_blobs
+            if op == "trim":
+                with contextlib.suppress(OSError, AttributeError):
+                    ctypes.CDLL(None).malloc_trim(0)
+                return {"ok": True, "value": None}, out_blobs
             if op == "seed":
                 seed_everything(int(request["seed"]))
                 return {"ok": True, "value": None}, out_blobs
@@ -71,9 +79,9 @@ class Worker:
             if op == "getattr":
                 value = target
             elif op == "call":
-                value = None
-                for _ in range(max(1, int(request.get("repeat", 1)))):
-                    value = target(*args, **kwargs)
+                value = target(*args, **kwargs)
+            elif op == "time":
+                value = timed_call(target, args, kwargs, str(request.get("device", "cpu")))
             elif op == "grad":
                 grad_output = request.get("grad_output")
                 if grad_output is not None:
@@ -226,6 +234,28 @@ def forward_backward(target, args, kwargs, grad_output=None) -> dict:
         "input_grads": [a.grad if _is_float_tensor(a) else None for a in inputs],
         "param_grads": params,
     }
+
+
+def timed_call(target, args, kwargs, device: str) -> dict:
+    """Run ``target(*args)`` on ``device`` for the parent's stopwatch; the output is discarded.
+
+    Tensor arguments are moved to ``device`` first. On CUDA the call is synchronised and
+    ``{"cuda_peak_bytes"}`` reported (the parent cannot read GPU memory; on the CPU it reads ``/proc``).
+    """
+    import torch
+    from torch.utils._pytree import tree_map
+
+    if device != "cpu":
+        args, kwargs = tree_map(lambda v: v.to(device) if isinstance(v, torch.Tensor) else v, (args, kwargs))
+    if not device.startswith("cuda"):
+        target(*args, **kwargs)
+        return {}
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    base = torch.cuda.memory_allocated()
+    target(*args, **kwargs)
+    torch.cuda.synchronize()
+    return {"cuda_peak_bytes": torch.cuda.max_memory_allocated() - base}
 
 
 def _is_float_tensor(value) -> bool:

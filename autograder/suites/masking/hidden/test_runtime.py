@@ -1,0 +1,36 @@
+"""Hidden: CausalSelfAttention's runtime and peak memory, as ratios to the reference in the same run.
+
+The limits are generous (a batched implementation written differently from the reference passes with a wide
+margin); what they catch is the order-of-magnitude mistakes: Python loops over batch items, heads or
+positions, and intermediates far larger than the computation needs.
+"""
+
+from autograder import timing
+from autograder.grading import graded
+from autograder.suites.masking import common
+
+COVERS = ["CausalSelfAttention", "scaled_dot_product_attention", "masked_softmax", "split_heads", "merge_heads",
+          "causal_mask"]
+D_MODEL, N_HEAD, BATCH, T = 256, 4, 4, 256
+
+
+@graded(points=2, covers=COVERS, tags=["runtime"], timeout=120)
+def test_runtime_and_memory(student, reference_student, device, parts, seed):
+    """CausalSelfAttention: time and peak memory within a few times the reference's"""
+    state = common.attention_state(D_MODEL, seed)
+
+    def build(impl):
+        module = common.attention(impl, D_MODEL, N_HEAD, state)
+        return module.to(device) if device != "cpu" else module
+
+    def inputs(round_index: int):
+        return (common.inputs(BATCH, T, D_MODEL, seed + 100 + round_index),), {}
+
+    comparison = timing.compare(build(student), build(reference_student), inputs, device=device,
+                                what=f"CausalSelfAttention forward on x of shape ({BATCH}, {T}, {D_MODEL})")
+    with parts("time within 5x of the reference's"):
+        timing.check(comparison, max_time_ratio=5)
+    with parts("peak memory within 4x of the reference's"):
+        timing.check(comparison, max_memory_ratio=4)
+
+# autograder-hidden-canary-7d3e9a (never ships to students)

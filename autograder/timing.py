@@ -1,0 +1,120 @@
+"""Runtime and peak memory of student code, as ratios to the reference measured in the same run.
+
+    comparison = timing.compare(student_module, reference_module, inputs, device=device,
+                                what="CausalSelfAttention forward, x (8, 256, 128)")
+    timing.check(comparison, max_time_ratio=5, max_memory_ratio=4)
+
+Both sides run in sandboxed workers with the same limits and thread count (the reference in a worker of
+its own: the ``reference_student`` fixture), in alternating rounds, so that load from elsewhere on the
+machine hits both alike, and the verdict compares medians. Each round sends fresh inputs, so a cache keyed
+on the input cannot help. Nothing a submission's process reports is trusted: time is the parent's wall
+clock around a request in which the worker runs the call and answers with nothing (see
+``Student.measure``), and on the CPU the peak memory is read by the parent from the worker's ``/proc``
+entry. The pipe's overhead is the same on both sides and pulls ratios towards 1, so inputs should be
+large enough that the call itself takes milliseconds. Absolute budgets belong to named devices only; here
+everything is relative.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from autograder.proxy import RemoteAttr
+
+# Below this peak (bytes) the reference's figure is mostly allocator noise: memory is compared with slack.
+MEMORY_FLOOR = 4 << 20
+
+
+@dataclass
+class Side:
+    """One side's measurements: seconds per round and peak bytes per round (``None`` where unreadable)."""
+
+    seconds: list[float] = field(default_factory=list)
+    peaks: list[int | None] = field(default_factory=list)
+
+    @property
+    def median_seconds(self) -> float:
+        return statistics.median(self.seconds)
+
+    @property
+    def median_peak(self) -> int | None:
+        known = [p for p in self.peaks if p is not None]
+        return int(statistics.median(known)) if known else None
+
+
+@dataclass
+class Comparison:
+    """The student's and the reference's measurements of the same call on the same inputs."""
+
+    what: str
+    device: str
+    student: Side
+    reference: Side
+
+    @property
+    def time_ratio(self) -> float:
+        return self.student.median_seconds / max(self.reference.median_seconds, 1e-9)
+
+    @property
+    def memory_ratio(self) -> float | None:
+        mine, theirs = self.student.median_peak, self.reference.median_peak
+        if mine is None or theirs is None:
+            return None
+        return mine / max(theirs, MEMORY_FLOOR)
+
+
+Inputs = Callable[[int], tuple[tuple, dict]]
+
+
+def compare(student: RemoteAttr, reference: RemoteAttr, inputs: Inputs, *, what: str, device: str = "cpu",
+            rounds: int = 5) -> Comparison:
+    """Measure ``student(*args, **kwargs)`` against ``reference(...)`` over ``rounds`` alternating rounds.
+
+    ``inputs(round)`` returns ``(args, kwargs)`` for that round (round -1 is the untimed warm-up that
+    loads both workers and lets lazy initialisation happen outside the stopwatch).
+    """
+    sides = (Side(), Side())
+    warm_args, warm_kwargs = inputs(-1)
+    for target in (student, reference):
+        target.measure(warm_args, warm_kwargs, device)
+    for index in range(rounds):
+        args, kwargs = inputs(index)
+        order = (0, 1) if index % 2 == 0 else (1, 0)  # neither side always goes first
+        for side in order:
+            seconds, peak = (student, reference)[side].measure(args, kwargs, device)
+            sides[side].seconds.append(seconds)
+            sides[side].peaks.append(peak)
+    return Comparison(what=what, device=device, student=sides[0], reference=sides[1])
+
+
+def check(comparison: Comparison, *, max_time_ratio: float | None = None,
+          max_memory_ratio: float | None = None) -> None:
+    """Fail, with the figures and a hint, when the student is over a given ratio (memory is skipped where the
+    peak cannot be read)."""
+    c = comparison
+    rounds = len(c.student.seconds)
+    header = (f"{c.what} on {c.device}: median of {rounds} runs each, yours and the reference's alternating "
+              "in the same grading run.")
+    if max_time_ratio is not None and c.time_ratio > max_time_ratio:
+        raise AssertionError(
+            f"{header}\n  yours {_ms(c.student.median_seconds)}, the reference {_ms(c.reference.median_seconds)}: "
+            f"{c.time_ratio:.1f}x slower (the limit is {max_time_ratio:g}x).\n"
+            "Look for Python loops over batch items, heads or positions (use batched tensor operations), "
+            "and for work repeated inside a loop that could be done once.")
+    ratio = c.memory_ratio
+    if max_memory_ratio is not None and ratio is not None and ratio > max_memory_ratio:
+        raise AssertionError(
+            f"{header}\n  your peak memory {_mb(c.student.median_peak)}, the reference's "
+            f"{_mb(c.reference.median_peak)}: {ratio:.1f}x (the limit is {max_memory_ratio:g}x).\n"
+            "Look for an avoidably large intermediate, such as broadcasting to (B, H, T, T, d) and summing "
+            "instead of a matrix product, or copies made by .repeat where broadcasting would do.")
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.1f} ms"
+
+
+def _mb(size: int | None) -> str:
+    return "unknown" if size is None else f"{size / 2**20:.1f} MB"

@@ -1,0 +1,75 @@
+"""Runtime and memory measurement: the parent's stopwatch and /proc readings, and the verdicts students read."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from autograder import timing
+from autograder.proxy import Student
+from autograder.sandbox import Isolation, Limits
+
+MODULE = textwrap.dedent("""
+    import time
+    import torch
+
+    def allocate(n):
+        block = torch.ones(n)
+        return None
+
+    def sleep(seconds):
+        time.perf_counter = lambda: 0.0  # forging the clock in the worker changes nothing
+        time.sleep(seconds)
+""")
+
+
+@pytest.fixture(scope="module")
+def worker():
+    folder = Path(tempfile.mkdtemp(prefix="autograder-measured-"))
+    os.chmod(folder, 0o711)  # the sandbox's uid (as root) must reach it, as in the runner
+    (folder / "measured.py").write_text(MODULE)
+    student = Student(folder, [{"name": "measured"}], Limits(memory_mb=2048), Isolation())
+    yield student
+    student.close()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_time_is_the_parents_clock(worker):
+    seconds, _ = worker.measured.sleep.measure((0.3,))
+    assert 0.3 <= seconds < 2.0
+
+
+def test_peak_memory_is_read_from_outside_the_worker(worker):
+    _, small = worker.measured.allocate.measure((1000,))
+    _, large = worker.measured.allocate.measure((50_000_000,))  # 200 MB of float32
+    assert small is not None and small < 16 << 20
+    assert large is not None and 180 << 20 < large < 260 << 20
+
+
+def _comparison(student_ms: float, reference_ms: float, student_mb: float | None, reference_mb: float | None):
+    def side(ms, mb):
+        return timing.Side(seconds=[ms / 1e3] * 3, peaks=[None if mb is None else int(mb * 2**20)] * 3)
+
+    return timing.Comparison(what="forward", device="cpu", student=side(student_ms, student_mb),
+                             reference=side(reference_ms, reference_mb))
+
+
+def test_verdicts_name_the_figures_and_the_limit():
+    timing.check(_comparison(40, 10, 50, 40), max_time_ratio=5, max_memory_ratio=4)
+    slower = r"yours 60\.0 ms, the reference 10\.0 ms: 6\.0x slower \(the limit is 5x\)"
+    with pytest.raises(AssertionError, match=slower):
+        timing.check(_comparison(60, 10, 50, 40), max_time_ratio=5)
+    with pytest.raises(AssertionError, match=r"your peak memory 200\.0 MB, the reference's 40\.0 MB: 5\.0x"):
+        timing.check(_comparison(10, 10, 200, 40), max_memory_ratio=4)
+
+
+def test_memory_is_judged_with_slack_for_tiny_references_and_skipped_when_unknown():
+    timing.check(_comparison(10, 10, 12, 0.5), max_memory_ratio=4)  # 12 MB against a 4 MB floor: 3x
+    with pytest.raises(AssertionError, match="peak memory"):
+        timing.check(_comparison(10, 10, 20, 0.5), max_memory_ratio=4)
+    timing.check(_comparison(10, 10, None, 40), max_memory_ratio=4)
