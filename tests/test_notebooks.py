@@ -1,11 +1,13 @@
 """Notebook assignments: Otter Assign builds, the leak check, written answers."""
 
 import json
+import re
 
 import nbformat
 import pytest
 
 from autograder import notebooks
+from autograder.worker import NotebookUnreadable, run_notebook
 
 CONFIG = ("# ASSIGNMENT CONFIG\nname: demo\ninit_cell: true\ncheck_all_cell: false\nexport_cell: false\n"
           "generate: false\nrun_tests: false\nsolutions_pdf: false\ntemplate_pdf: false\n")
@@ -88,3 +90,36 @@ def test_unreadable_notebook(tmp_path):
     broken.write_text("{not json")
     with pytest.raises(notebooks.NotebookError, match="not a readable notebook"):
         notebooks.cells(broken)
+
+
+def test_graded_notebooks_run_headless_and_keep_going(tmp_path):
+    """Plots never open windows (and are closed), `display` works, and a crashing cell does not stop the rest."""
+    import matplotlib
+
+    notebook = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# Not code"),
+        nbformat.v4.new_code_cell("import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.show()\n"
+                                  "open_during_cell = len(plt.get_fignums())"),
+        nbformat.v4.new_code_cell("display('only Jupyter shows this')\nafter_display = 1"),
+        nbformat.v4.new_code_cell("raise RuntimeError('boom')"),
+        nbformat.v4.new_code_cell("%matplotlib inline\ndef later():\n    return 2"),
+    ])
+    path = tmp_path / "demo.ipynb"
+    nbformat.write(notebook, path)
+    module, errors = run_notebook("demo_headless", str(path))
+    assert module.open_during_cell == 1 and module.after_display == 1 and module.later() == 2
+    assert errors == ["cell 4 raised RuntimeError: boom"]
+    assert matplotlib.get_backend().lower() == "agg"
+    assert matplotlib.pyplot.get_fignums() == []
+
+
+@pytest.mark.parametrize("content, message", [
+    ("{not json", "not a valid notebook file (it is not JSON at line 1, column 2)"),
+    ('{"cells": 3}', "JSON but not a notebook"),
+    ("[]", "JSON but not a notebook"),
+])
+def test_unreadable_submitted_notebook_says_what_to_do(tmp_path, content, message):
+    path = tmp_path / "broken.ipynb"
+    path.write_text(content)
+    with pytest.raises(NotebookUnreadable, match=re.escape(message)):
+        run_notebook("demo_broken", str(path))
