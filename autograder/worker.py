@@ -187,6 +187,8 @@ def run_notebook(name: str, path: str) -> tuple[ModuleType, list[str]]:
     Plots go to matplotlib's non-interactive Agg backend and are closed after every cell, so
     ``plt.show()`` neither opens a window nor blocks, and figures do not pile up. ``display`` (a builtin
     in Jupyter) is a no-op here, so a cell that calls it still defines everything after the call.
+    In an Otter Assign master (the reference), the cells between raw ``# BEGIN TESTS`` and ``# END TESTS``
+    cells are Otter's tests, not the notebook's code: they are skipped, as they are absent from students' copies.
     """
     notebook = read_notebook(path)
     _headless_plots()
@@ -194,12 +196,18 @@ def run_notebook(name: str, path: str) -> tuple[ModuleType, list[str]]:
     module.__file__ = path
     module.display = _display
     sys.modules[name] = module
-    filename, warnings_found = os.path.basename(path), []
+    filename, warnings_found, in_tests = os.path.basename(path), [], False
     for number, cell in enumerate(notebook["cells"], start=1):
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+        if not isinstance(cell, dict):
             continue
         source = cell.get("source", "")
-        code = notebook_cell_code("".join(source) if isinstance(source, list) else str(source))
+        source = "".join(source) if isinstance(source, list) else str(source)
+        if cell.get("cell_type") == "raw":
+            marker = source.strip()
+            in_tests = marker.startswith("# BEGIN TESTS") or in_tests and not marker.startswith("# END TESTS")
+        if cell.get("cell_type") != "code" or in_tests:
+            continue
+        code = notebook_cell_code(source)
         if not code.strip():
             continue
         try:

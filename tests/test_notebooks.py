@@ -93,7 +93,8 @@ def test_unreadable_notebook(tmp_path):
 
 
 def test_graded_notebooks_run_headless_and_keep_going(tmp_path):
-    """Plots never open windows (and are closed), `display` works, and a crashing cell does not stop the rest."""
+    """Plots never open windows (and are closed), `display` works, a crashing cell does not stop the rest, and a
+    master's Otter test cells are not run as code."""
     import matplotlib
 
     notebook = nbformat.v4.new_notebook(cells=[
@@ -102,6 +103,9 @@ def test_graded_notebooks_run_headless_and_keep_going(tmp_path):
                                   "open_during_cell = len(plt.get_fignums())"),
         nbformat.v4.new_code_cell("display('only Jupyter shows this')\nafter_display = 1"),
         nbformat.v4.new_code_cell("raise RuntimeError('boom')"),
+        nbformat.v4.new_raw_cell("# BEGIN TESTS"),
+        nbformat.v4.new_code_cell("assert otter_test_ran_as_code"),
+        nbformat.v4.new_raw_cell("# END TESTS"),
         nbformat.v4.new_code_cell("%matplotlib inline\ndef later():\n    return 2"),
     ])
     path = tmp_path / "demo.ipynb"
