@@ -115,7 +115,7 @@ def grade_all(jobs: list[Job], out: Path, *, workers: int = 1, public_only: bool
     bar = tqdm(total=len(jobs), desc="grading", unit="submission", disable=not progress)
 
     def run(job: Job) -> Results:
-        results = _grade_job(job, out / job.name, hide, public_only, oracle)
+        results = grade_job(job, out / job.name, hide, public_only=public_only, oracle=oracle)
         bar.set_postfix_str(f"{job.name}: {results.score:g}/{results.max_score:g}")
         bar.update()
         return results
@@ -129,7 +129,12 @@ def grade_all(jobs: list[Job], out: Path, *, workers: int = 1, public_only: bool
     return collected
 
 
-def _grade_job(job: Job, out_dir: Path, hide: list[str], public_only: bool, oracle: str) -> Results:
+def grade_job(job: Job, out_dir: Path, hide: list[str], *, public_only: bool = False, oracle: str = "auto",
+              runner_args: tuple[str, ...] | list[str] = ()) -> Results:
+    """Grade one job in its own runner process into ``out_dir``; a results file is written whatever happens.
+
+    ``hide`` are paths the student code must not see; ``runner_args`` are passed on to ``autograder.runner``.
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     results_file = out_dir / "results.json"
     results_file.unlink(missing_ok=True)
@@ -145,7 +150,7 @@ def _grade_job(job: Job, out_dir: Path, hide: list[str], public_only: bool, orac
     assignment = assignments.load(job.assignment)
     command = [sys.executable, "-m", "autograder.runner", "--assignment", job.assignment, "--submission",
                str(job.source), "--out", str(out_dir), "--name", job.name, "--oracle", oracle,
-               *(["--public-only"] if public_only else []), *(a for h in hide for a in ("--hide", h))]
+               *(["--public-only"] if public_only else []), *(a for h in hide for a in ("--hide", h)), *runner_args]
     problem = ""
     with open(out_dir / "runner.log", "wb") as log:
         try:

@@ -1,0 +1,251 @@
+"""Grading on Gradescope: submission metadata, what students may see and when, and the driver that the
+autograder zip's ``run_autograder`` starts.
+
+Gradescope runs ``run_autograder`` as root in ``/autograder`` once per submission. The driver
+(``python -m autograder.gradescope run --root /autograder --assignment NAME``) makes ``source/``
+root-only and ``submission_metadata.json`` unreadable to others, then grades ``submission/`` with the
+machinery of ``autograder grade``: one runner process, student code in the sandbox as an unprivileged
+uid, ``results/results.json`` rewritten after every test, and a hard time limit (``time_budget``)
+after which the finished tests are kept. Whatever fails, a results file that says so is written; the
+shell script writes a last one if Python itself cannot start. ``--root`` is what lets CI run it in a
+fake ``/autograder``.
+
+Visibility, as Gradescope defines it: ``visible`` is always shown, ``after_due_date`` once the due date
+has passed, ``after_published`` once grades are published, ``hidden`` never. Gradescope applies it per
+test, but the top-level ``output`` is always shown, so with metadata it gets a summary of what students
+may see now (a submission made after the due date already sees ``after_due_date`` tests) and only the
+count and points of what is withheld. Publication cannot be known at grading time, so ``after_published``
+tests are always summarised as withheld.
+
+The worker imports the harness with ``python -I``, so it cannot use ``source/`` (root-only): setup
+installs a copy of the harness without its suites (``install_runtime``) on the interpreter's path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import os
+import shutil
+import sys
+import sysconfig
+import tempfile
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from autograder import assignment as assignments
+from autograder import batch
+from autograder.results import Results, TestResult
+
+log = logging.getLogger("autograder.gradescope")
+
+DEFAULT_ROOT = Path("/autograder")
+DRIVER_MARGIN = 60  # seconds for the driver itself on top of the batch's hard limit (start-up, copying, writing)
+GRADESCOPE_MARGIN = 60  # what Gradescope's own timeout should leave on top of that (container start, upload)
+RUNTIME_PTH = "autograder-runtime.pth"
+
+
+def time_budget(assignment: assignments.Assignment) -> int:
+    """Seconds after which ``run_autograder`` stops grading, whatever happens (results are kept)."""
+    return int(assignment.submission_timeout + batch.HARD_LIMIT_MARGIN + DRIVER_MARGIN)
+
+
+def gradescope_timeout(assignment: assignments.Assignment) -> int:
+    """The smallest Gradescope autograder timeout to set, in whole minutes (as seconds)."""
+    seconds = time_budget(assignment) + GRADESCOPE_MARGIN
+    return -(-seconds // 60) * 60
+
+
+class MetadataError(Exception):
+    """``submission_metadata.json`` exists but cannot be understood."""
+
+
+@dataclass
+class Metadata:
+    """What the grader uses from Gradescope's ``submission_metadata.json``."""
+
+    submission_id: int | str | None = None
+    submitted_at: datetime | None = None
+    due_date: datetime | None = None
+    late_due_date: datetime | None = None
+    attempt: int = 1
+    previous_best: float | None = None
+    group_size: int = 1
+
+    @classmethod
+    def read(cls, path: Path) -> Metadata:
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+            assignment = data.get("assignment") or {}
+            previous = data.get("previous_submissions") or []
+            scores = [float(p["score"]) for p in previous if isinstance(p, dict) and p.get("score") is not None]
+            return cls(submission_id=data.get("id"), submitted_at=_time(data.get("created_at")),
+                       due_date=_time(assignment.get("due_date")), late_due_date=_time(assignment.get("late_due_date")),
+                       attempt=len(previous) + 1, previous_best=max(scores) if scores else None,
+                       group_size=max(1, len(data.get("users") or [])))
+        except (OSError, ValueError, TypeError, AttributeError, KeyError) as exc:
+            raise MetadataError(f"{path} cannot be read ({type(exc).__name__}: {exc})") from None
+
+    @property
+    def past_due(self) -> bool:
+        """Whether the submission was made after the due date (so ``after_due_date`` tests are shown)."""
+        return bool(self.submitted_at and self.due_date and self.submitted_at > self.due_date)
+
+    def shown(self) -> set[str]:
+        """The visibilities students can see on this submission now."""
+        return {"visible", "after_due_date"} if self.past_due else {"visible"}
+
+    def extra_data(self) -> dict:
+        """Harmless facts for instructors: when, which attempt, how late (no names or e-mail addresses)."""
+        data = {"submitted_at": _iso(self.submitted_at), "attempt": self.attempt,
+                "gradescope_submission_id": self.submission_id, "due_date": _iso(self.due_date),
+                "late": self.past_due, "group_size": self.group_size, "previous_best_score": self.previous_best}
+        if self.past_due:
+            data["late_by_minutes"] = round((self.submitted_at - self.due_date).total_seconds() / 60, 1)
+            data["after_late_due_date"] = bool(self.late_due_date and self.submitted_at > self.late_due_date)
+        return data
+
+
+def _time(value) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def student_summary(results: Results, metadata: Metadata) -> str:
+    """The top-level lines students see now: the score on what is shown, and what is withheld until when."""
+    shown = metadata.shown()
+    graded = [t for t in results.tests if not t.extra_data.get("manual")]
+    now = [t for t in graded if t.visibility in shown]
+    score, points = sum(t.score for t in now), sum(t.max_score for t in now)
+    lines = [f"Attempt {metadata.attempt}. Tests shown now: {score:g} / {points:g} points "
+             f"({sum(t.status == 'passed' for t in now)} of {len(now)} passed)."]
+    when = {"after_due_date": f"after the due date{_due(metadata)}", "after_published": "when grades are published"}
+    for visibility, moment in when.items():
+        withheld = [t for t in graded if t.visibility == visibility and visibility not in shown]
+        if withheld:
+            lines.append(f"{len(withheld)} more test(s) worth {sum(t.max_score for t in withheld):g} points were run; "
+                         f"their results are shown {moment}.")
+    if metadata.past_due:
+        lines.append("This submission was made after the due date, so the tests shown after it are shown now.")
+    return " ".join(lines[:1]) + ("\n\n" + "\n".join(lines[1:]) if lines[1:] else "")
+
+
+def _due(metadata: Metadata) -> str:
+    return f" ({metadata.due_date:%Y-%m-%d %H:%M %Z})".replace(" )", ")") if metadata.due_date else ""
+
+
+def lock_down(root: Path) -> None:
+    """Make everything in ``root`` that student code must not read or write root-only.
+
+    The sandbox hides these paths too where the machine allows mount namespaces; permissions are what
+    protect them where it does not (Gradescope's harness runs as root, so it is unaffected).
+    """
+    for folder in ("source", "results", "submission"):
+        if (root / folder).is_dir():
+            os.chmod(root / folder, 0o700)
+    metadata = root / "submission_metadata.json"
+    if metadata.is_file():
+        os.chmod(metadata, 0o600)
+
+
+def run(root: Path, name: str) -> Results:
+    """Grade ``root/submission`` as assignment ``name``; ``root/results/results.json`` always exists afterwards."""
+    results_dir = root / "results"
+    results_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        assignment = assignments.load(name)
+        lock_down(root)
+        runner_args, label = [], "submission"
+        metadata_file = root / "submission_metadata.json"
+        if metadata_file.is_file():
+            try:
+                metadata = Metadata.read(metadata_file)
+                runner_args = ["--metadata", str(metadata_file)]
+                label = f"gradescope-{metadata.submission_id}" if metadata.submission_id else label
+            except MetadataError as exc:
+                log.warning("ignoring the submission metadata: %s", exc)
+        job = batch.Job(label, root / "submission", assignment.name)
+        results = batch.grade_job(job, results_dir, [str(results_dir)], runner_args=runner_args)
+    except Exception as exc:  # the grader itself failed: the student still gets a results file
+        log.exception("grading failed")
+        results = failure(name, f"{type(exc).__name__}: {exc}")
+        results.write(results_dir)
+    return results
+
+
+def failure(name: str, reason: str) -> Results:
+    """The results of a submission the grader could not grade because of the grader itself."""
+    note = ("The autograder failed before it could grade your submission; this is not your fault. The course "
+            "staff can see what happened. Resubmit later, or tell the course staff if it happens again.")
+    results = Results(assignment=name, submission="submission", output=note)
+    results.extra_data["status"] = f"grader failed: {reason}"
+    results.tests.append(TestResult(name="Grading", number="0", score=0.0, max_score=0.0, status="failed",
+                                    output=note))
+    return results
+
+
+def install_runtime(target: Path, site_packages: Path | None = None) -> Path:
+    """Copy the harness without its suites into ``target`` and put it on the interpreter's path (a ``.pth``).
+
+    The worker is started with ``python -I`` and runs as a uid that cannot read ``/autograder/source``;
+    this copy (no tests, no solutions) is what it imports. Returns the ``.pth`` file written.
+    """
+    package = target / "autograder"
+    shutil.rmtree(package, ignore_errors=True)
+    shutil.copytree(Path(__file__).resolve().parent, package,
+                    ignore=shutil.ignore_patterns("suites", "templates", "__pycache__"))
+    for path in [target, *target.rglob("*")]:
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+    site = Path(site_packages or sysconfig.get_paths()["purelib"])
+    pth = site / RUNTIME_PTH
+    pth.write_text(f"{target.resolve()}\n")
+    return pth
+
+
+def selftest(name: str) -> bool:
+    """Grade the bundled reference in a scratch ``/autograder`` tree: full marks means the image works."""
+    assignment = assignments.load(name)
+    with tempfile.TemporaryDirectory(prefix="autograder-selftest-") as temp:
+        root = Path(temp)
+        os.chmod(root, 0o755)
+        shutil.copytree(assignment.solution_dir, root / "submission")
+        results = run(root, name)
+    log.info("self-test: the reference scored %g / %g (%s)", results.score, results.max_score,
+             results.extra_data.get("status", ""))
+    for test in results.tests:
+        if test.score < test.max_score:
+            log.error("self-test: the reference fails %s: %s", test.name, test.output.strip()[:500])
+    return results.max_score > 0 and results.score == results.max_score
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m autograder.gradescope", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    grade = commands.add_parser("run", help="grade the submission in ROOT/submission (what run_autograder does)")
+    grade.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="the /autograder folder (default /autograder)")
+    grade.add_argument("--assignment", required=True)
+    runtime = commands.add_parser("install-runtime", help="install the worker's copy of the harness (setup.sh)")
+    runtime.add_argument("--target", type=Path, required=True)
+    check = commands.add_parser("selftest", help="grade the bundled reference; fails unless it earns full marks")
+    check.add_argument("--assignment", required=True)
+    options = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    if options.command == "install-runtime":
+        log.info("runtime installed: %s", install_runtime(options.target))
+        return 0
+    if options.command == "selftest":
+        return 0 if selftest(options.assignment) else 1
+    results = run(options.root, options.assignment)
+    with contextlib.suppress(OSError):  # the log Gradescope shows to instructors only
+        sys.stdout.write(results.feedback() + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
