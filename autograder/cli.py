@@ -4,6 +4,7 @@
     autograder check NAME [FOLDER]                   students: the public tests on a working copy
     autograder validate [NAMES...]                   CI: reference full marks, skeleton none, mutants caught
     autograder build [NAMES...] [--check]            skeletons and recorded expectations from solutions/
+    autograder world --out DIR [--seed S] [--people N] a generated LM world (wiki.txt and the tsv files)
     autograder list                                  the assignments this installation knows
 """
 
@@ -20,7 +21,7 @@ from rich.console import Console
 from rich.markdown import Markdown
 
 from autograder import assignment as assignments
-from autograder import batch
+from autograder import batch, world
 from autograder.sandbox import Isolation
 
 log = logging.getLogger("autograder")
@@ -51,6 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     build = commands.add_parser("build", help="generate assignments/ and public expectations from solutions/")
     build.add_argument("names", nargs="*", help="assignments (default: all)")
     build.add_argument("--check", action="store_true", help="only report what is out of date (for CI)")
+
+    world.add_arguments(commands.add_parser("world", help="generate a fictional world for the lm assignment"))
 
     commands.add_parser("list", help="list the assignments")
 
@@ -122,7 +125,8 @@ def cmd_list(options) -> int:
     return 0
 
 
-COMMANDS = {"grade": cmd_grade, "check": cmd_check, "validate": cmd_validate, "build": cmd_build, "list": cmd_list}
+COMMANDS = {"grade": cmd_grade, "check": cmd_check, "validate": cmd_validate, "build": cmd_build,
+            "world": world.command, "list": cmd_list}
 
 
 if __name__ == "__main__":
