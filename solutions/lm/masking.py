@@ -1,0 +1,1 @@
+../masking/masking.py

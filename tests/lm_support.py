@@ -1,0 +1,49 @@
+"""Shared by the tests of the LM reference: the reference imported once, a tiny preset and a tiny world."""
+
+from __future__ import annotations
+
+import functools
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from autograder import assignment as assignments
+from autograder import implementations
+from autograder.world import World, generate_world
+
+LM = assignments.load("lm")
+
+
+@functools.cache
+def reference() -> SimpleNamespace:
+    """The reference's modules: ``.dataset``, ``.model``, ``.trainer``, ``.run`` (and the carried ones)."""
+    return implementations.load(LM.solution_dir, LM.modules)
+
+
+def tiny_preset(**changes):
+    """A preset small enough that a whole run takes a second or two on a CPU."""
+    fields = dict(n_layer=1, n_head=2, n_embd=16, block_size=64, dropout=0.0, pretrain_epochs=2,
+                  pretrain_batch_size=8, pretrain_lr=3e-3, finetune_epochs=2, scratch_epochs=3,
+                  finetune_batch_size=8, finetune_lr=1e-3, warmup_tokens=64 * 8, autocast="off")
+    return reference().run.Preset(**{**fields, **changes})
+
+
+@functools.cache
+def tiny_world() -> World:
+    return generate_world("tests", people=40, dev=10, test=10, bios_per_person=2, templates=4)
+
+
+def corpus(world: World | None = None) -> str:
+    """The text of wiki.txt for ``world`` (default: the tiny one)."""
+    return "".join(f"{line}\n" for line in (world or tiny_world()).bios)
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Tiny models run faster on one thread, and far faster when other processes share the cores (OpenMP
+    threads wait for each other at every operation); import this fixture into a test module to use it."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
