@@ -25,6 +25,7 @@ from pathlib import Path
 import yaml
 
 PLACEHOLDER = "_Type your answer here, replacing this text._"
+ANSWER_TAG = "otter_answer_cell"  # the cells of a built notebook that students edit
 MAX_ANSWER_CHARS = 20_000
 
 
@@ -166,6 +167,38 @@ def notebook_text(data: bytes) -> str:
     return "\n".join(parts)
 
 
+def solved(master: Path, student: bytes) -> bytes:
+    """The built student notebook with every answer cell holding the master's solution, markers removed.
+
+    What a perfect submission looks like: tests run it top to bottom with its ``grader.check`` cells, and
+    examples start from it. Answer cells are matched to the master's solution cells in order.
+    """
+    notebook = json.loads(student)
+    answers = [cell for cell in notebook.get("cells", []) if ANSWER_TAG in cell.get("metadata", {}).get("tags", [])]
+    solutions = [cell for block in _blocks(cells(master), "# BEGIN SOLUTION", "# END SOLUTION") for cell in block]
+    if [c["cell_type"] for c in answers] != [c.get("cell_type") for c in solutions]:
+        raise NotebookError(f"{master}: the student notebook's answer cells do not line up with the master's solution "
+                            "cells; rebuild it with `autograder build`")
+    for answer, solution in zip(answers, solutions, strict=True):
+        text = solution["source"] if solution["cell_type"] != "code" else _without_markers(solution["source"])
+        answer["source"] = text.strip()
+    return (json.dumps(notebook, indent=1, ensure_ascii=False) + "\n").encode()
+
+
+def _without_markers(source: str) -> str:
+    """A master's solution code as it runs: Otter's prompt blocks and solution markers removed."""
+    lines, prompt = [], False
+    for line in source.splitlines():
+        stripped = line.rstrip()
+        if stripped.endswith("# BEGIN PROMPT"):
+            prompt = True
+        elif stripped.endswith("# END PROMPT"):
+            prompt = False
+        elif not prompt and not re.match(r"\s*# (BEGIN|END) SOLUTION", line):
+            lines.append(re.sub(r"\s*# SOLUTION\b.*$", "", line))
+    return "\n".join(lines)
+
+
 def manual_questions(master: Path) -> list[dict]:
     """``[{"name", "points", "prompt"}]`` for every ``manual: true`` question of the master, in order."""
     master_cells = cells(master)
@@ -208,7 +241,7 @@ def collect_answers(notebook: Path, questions: list[dict]) -> dict[str, str]:
             current = None
             continue
         tags = cell.get("metadata", {}).get("tags", []) if isinstance(cell.get("metadata"), dict) else []
-        if current is not None and "otter_answer_cell" in tags:
+        if current is not None and ANSWER_TAG in tags:
             text = source.replace(PLACEHOLDER, "").strip()
             if text:
                 answers[current] = (answers[current] + "\n\n" + text).strip()[:MAX_ANSWER_CHARS]

@@ -127,3 +127,24 @@ def test_unreadable_submitted_notebook_says_what_to_do(tmp_path, content, messag
     path.write_text(content)
     with pytest.raises(NotebookUnreadable, match=re.escape(message)):
         run_notebook("demo_broken", str(path))
+
+
+def test_solved_student_notebook_holds_the_master_solutions(tmp_path):
+    """A perfect submission, built from the student notebook: answers in, markers out, checks and prompts kept."""
+    path = master(tmp_path)
+    student = notebooks.assign(path)["demo.ipynb"]
+    solved = json.loads(notebooks.solved(path, student))
+    sources = ["".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+               for cell in solved["cells"]]
+    assert "def double(x):\n    doubled_value = 2 * x\n    return doubled_value" in sources
+    assert "Because the model answer says so." in sources
+    assert 'grader.check("q1")' in sources and not any("SOLUTION" in s for s in sources)
+    module, errors = run_notebook("demo_solved", str(_write(tmp_path / "solved.ipynb", solved)))
+    assert errors == [] and module.double(21) == 42
+    answers = notebooks.collect_answers(tmp_path / "solved.ipynb", notebooks.manual_questions(path))
+    assert answers == {"why": "Because the model answer says so."}
+
+
+def _write(path, notebook: dict):
+    path.write_text(json.dumps(notebook))
+    return path
