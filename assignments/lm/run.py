@@ -112,9 +112,9 @@ def pretrain_config(preset: str | Preset, documents: int, lr: float | None = Non
     Args:
         preset: gives max_epochs (pretrain_epochs), batch_size, learning_rate (unless ``lr`` is given),
             warmup_tokens and autocast; lr_decay is on and final_tokens = pretrain_epochs * documents * block_size.
-        options: any other TrainerConfig field (device, seed, max_seconds, checkpoint_path, log_path, ...).
+        options: TrainerConfig fields, which win over the preset's (device, seed, max_seconds, max_epochs, ...).
     """
-    raise NotImplementedError('pretrain_config: fill TrainerConfig from the preset (lr_decay=True; the cosine ends with the last epoch), then the options')
+    raise NotImplementedError('pretrain_config: TrainerConfig fields from the preset (lr_decay=True; the cosine ends with the last epoch), updated with the options')
 
 
 def finetune_config(preset: str | Preset, pairs: int, pretrained: bool, lr: float | None = None,
@@ -125,7 +125,7 @@ def finetune_config(preset: str | Preset, pairs: int, pretrained: bool, lr: floa
         pretrained: finetune_epochs after pretraining, scratch_epochs without.
         preset: batch_size, learning_rate (finetune_lr unless ``lr`` is given), warmup_tokens, autocast;
             lr_decay is on and final_tokens = finetune_decay_epochs * pairs * block_size.
-        options: any other TrainerConfig field.
+        options: TrainerConfig fields, which win over the preset's.
     """
     raise NotImplementedError('finetune_config: as pretrain_config, with the finetuning fields of the preset')
 

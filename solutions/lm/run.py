@@ -117,14 +117,14 @@ def pretrain_config(preset: str | Preset, documents: int, lr: float | None = Non
     Args:
         preset: gives max_epochs (pretrain_epochs), batch_size, learning_rate (unless ``lr`` is given),
             warmup_tokens and autocast; lr_decay is on and final_tokens = pretrain_epochs * documents * block_size.
-        options: any other TrainerConfig field (device, seed, max_seconds, checkpoint_path, log_path, ...).
+        options: TrainerConfig fields, which win over the preset's (device, seed, max_seconds, max_epochs, ...).
     """
-    # BEGIN SOLUTION fill TrainerConfig from the preset (lr_decay=True; the cosine ends with the last epoch), then the options
+    # BEGIN SOLUTION TrainerConfig fields from the preset (lr_decay=True; the cosine ends with the last epoch), updated with the options
     p = get_preset(preset)
-    return TrainerConfig(max_epochs=p.pretrain_epochs, batch_size=p.pretrain_batch_size,
-                         learning_rate=lr if lr is not None else p.pretrain_lr, lr_decay=True,
-                         warmup_tokens=p.warmup_tokens, final_tokens=p.pretrain_epochs * documents * p.block_size,
-                         autocast=p.autocast, **options)
+    fields = dict(max_epochs=p.pretrain_epochs, batch_size=p.pretrain_batch_size,
+                  learning_rate=lr if lr is not None else p.pretrain_lr, lr_decay=True, warmup_tokens=p.warmup_tokens,
+                  final_tokens=p.pretrain_epochs * documents * p.block_size, autocast=p.autocast)
+    return TrainerConfig(**{**fields, **options})
     # END SOLUTION
 
 
@@ -136,14 +136,14 @@ def finetune_config(preset: str | Preset, pairs: int, pretrained: bool, lr: floa
         pretrained: finetune_epochs after pretraining, scratch_epochs without.
         preset: batch_size, learning_rate (finetune_lr unless ``lr`` is given), warmup_tokens, autocast;
             lr_decay is on and final_tokens = finetune_decay_epochs * pairs * block_size.
-        options: any other TrainerConfig field.
+        options: TrainerConfig fields, which win over the preset's.
     """
     # BEGIN SOLUTION as pretrain_config, with the finetuning fields of the preset
     p = get_preset(preset)
-    return TrainerConfig(max_epochs=p.finetune_epochs if pretrained else p.scratch_epochs,
-                         batch_size=p.finetune_batch_size, learning_rate=lr if lr is not None else p.finetune_lr,
-                         lr_decay=True, warmup_tokens=p.warmup_tokens,
-                         final_tokens=p.finetune_decay_epochs * pairs * p.block_size, autocast=p.autocast, **options)
+    fields = dict(max_epochs=p.finetune_epochs if pretrained else p.scratch_epochs, batch_size=p.finetune_batch_size,
+                  learning_rate=lr if lr is not None else p.finetune_lr, lr_decay=True, warmup_tokens=p.warmup_tokens,
+                  final_tokens=p.finetune_decay_epochs * pairs * p.block_size, autocast=p.autocast)
+    return TrainerConfig(**{**fields, **options})
     # END SOLUTION
 
 

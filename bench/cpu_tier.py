@@ -1,0 +1,134 @@
+"""The CPU-tier table: what the reference reaches on generated worlds, per seed.
+
+    python bench/cpu_tier.py --seeds 0 1 2 [--variant vanilla] [--preset cpu] [--csv out.csv]
+
+For each seed: a fresh world (``autograder.world.SIZES["cpu-tier"]`` unless overridden), then
+1. pretraining (time, final loss), the cloze probe on the held-out (dev) people,
+2. finetuning the pretrained model: held-out exact match (and accuracy on the finetuning people),
+3. finetuning a fresh model without pretraining: accuracy on its own finetuning people ("finetune-only
+   train accuracy") and held-out exact match,
+4. the majority baseline on the held-out people.
+It prints one row per seed and the mean, then the gates derived from them (see
+autograder/suites/lm/thresholds.toml for the rule). Not part of CI: one seed takes minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import logging
+import math
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from common import REFERENCE, environment, load_implementation
+
+from autograder.birthplaces import cloze_match, exact_match, majority_answer
+from autograder.world import SIZES, generate_world
+
+log = logging.getLogger("cpu_tier")
+RATES = ("cloze", "heldout_em", "train_acc", "scratch_train_acc", "scratch_heldout_em", "majority_em")
+
+
+def run_seed(impl, seed: int, variant: str, preset: str, world_args: dict) -> dict:
+    """One row of the table (see the module docstring)."""
+    world = generate_world(f"cpu-tier-{seed}", **world_args)
+    corpus = "".join(f"{line}\n" for line in world.bios)
+    train, heldout = world.pairs(world.train), world.pairs(world.dev)
+    vocab = impl.dataset.Vocabulary(corpus)
+    row = {"seed": seed, "variant": variant, "people": len(world.people), "bios": len(world.entries)}
+
+    started = time.perf_counter()
+    model = impl.run.build_model(variant, vocab.size, preset, seed=seed)
+    summary = impl.run.pretrain(model, corpus, preset, seed=seed, progress=False)
+    row["pretrain_s"], row["pretrain_loss"] = time.perf_counter() - started, summary["loss"]
+    model.eval()
+    prompts, places = zip(*world.cloze_items(world.dev), strict=True)
+    completions = impl.run.complete(model, vocab, list(prompts), max(map(len, places)) + 1)
+    row["cloze"] = rate(cloze_match(completions, places))
+
+    started = time.perf_counter()
+    impl.run.finetune(model, vocab, train, preset, pretrained=True, seed=seed, progress=False)
+    row["finetune_s"] = time.perf_counter() - started
+    started = time.perf_counter()
+    row["heldout_em"] = rate(exact_match(impl.run.predict(model, vocab, [q for q, _ in heldout]),
+                                         [a for _, a in heldout]))
+    row["evaluate_s"] = time.perf_counter() - started
+    row["train_acc"] = rate(exact_match(impl.run.predict(model, vocab, [q for q, _ in train]), [a for _, a in train]))
+    row["tier_s"] = row["pretrain_s"] + row["finetune_s"] + row["evaluate_s"]
+
+    started = time.perf_counter()
+    scratch = impl.run.build_model(variant, vocab.size, preset, seed=seed)
+    impl.run.finetune(scratch, vocab, train, preset, pretrained=False, seed=seed, progress=False)
+    row["scratch_s"] = time.perf_counter() - started
+    row["scratch_train_acc"] = rate(exact_match(impl.run.predict(scratch, vocab, [q for q, _ in train]),
+                                                [a for _, a in train]))
+    row["scratch_heldout_em"] = rate(exact_match(impl.run.predict(scratch, vocab, [q for q, _ in heldout]),
+                                                 [a for _, a in heldout]))
+    majority = majority_answer([a for _, a in train])
+    row["majority_em"] = rate(exact_match([majority] * len(heldout), [a for _, a in heldout]))
+    return row
+
+
+def rate(score: tuple[int, int]) -> float:
+    return score[0] / score[1]
+
+
+def derived_gates(rows: list[dict], heldout: int, train: int, z: float = 3.0) -> dict:
+    """The gates of thresholds.toml from a sweep: a rate's gate is its mean minus z binomial standard
+    errors sqrt(p (1 - p) / n) (n: the people it is measured on), rounded down to 0.01; the loss bound is
+    the worst seed's loss plus z standard deviations across seeds, rounded up to 0.01."""
+    def floor(mean: float, n: int) -> float:
+        return math.floor(100 * (mean - z * math.sqrt(mean * (1 - mean) / n))) / 100
+
+    cloze = statistics.mean(r["cloze"] for r in rows)
+    scratch = statistics.mean(r["scratch_train_acc"] for r in rows)
+    losses = [r["pretrain_loss"] for r in rows]
+    spread = statistics.stdev(losses) if len(losses) > 1 else 0.0
+    return {"cloze_min": floor(cloze, heldout), "scratch_train_acc_min": floor(scratch, train),
+            "pretrain_loss_max": math.ceil(100 * (max(losses) + z * spread)) / 100,
+            "tier_seconds_max": 300.0}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--variant", default="vanilla", choices=["vanilla", "rope"])
+    parser.add_argument("--preset", default="cpu")
+    parser.add_argument("--solution", type=Path, default=REFERENCE, help="an lm folder (default: the reference)")
+    parser.add_argument("--size", default="cpu-tier", choices=sorted(SIZES))
+    parser.add_argument("--bios-per-person", type=int)
+    parser.add_argument("--people", type=int)
+    parser.add_argument("--csv", type=Path, help="also write the rows here")
+    options = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    impl = load_implementation(options.solution)
+    world_args = dict(SIZES[options.size])
+    for name in ("bios_per_person", "people"):
+        if getattr(options, name) is not None:
+            world_args[name] = getattr(options, name)
+    log.info("%s", environment())
+    rows = []
+    for seed in options.seeds:
+        rows.append(run_seed(impl, seed, options.variant, options.preset, world_args))
+        log.info("%s", format_row(rows[-1]))
+    mean = {key: statistics.mean(r[key] for r in rows) for key in rows[0] if isinstance(rows[0][key], float)}
+    log.info("mean: %s", format_row(mean))
+    n_train = world_args["people"] - world_args["dev"] - world_args["test"]
+    log.info("derived gates: %s", derived_gates(rows, world_args["dev"], n_train))
+    if options.csv:
+        with open(options.csv, "w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+    return 0
+
+
+def format_row(row: dict) -> str:
+    return ", ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
