@@ -12,7 +12,10 @@ read-only tmpfs mounts, and an empty network namespace. Where the interpreter li
 directory the uid cannot traverse (pyenv in /root), that directory is covered by a tmpfs in the
 worker's namespace and only the interpreter and the virtual environment are bound back into it.
 Without root, isolation is limited to rlimits and sessions: ``Isolation.note`` says so and the
-grade command warns.
+grade command warns. As root in a container that refuses namespaces (Docker's default profile, which
+Gradescope may use), the worker still gets its own uid and limits, but what it must not read is then
+protected by file permissions only (the Gradescope driver makes its secrets root-only for this);
+``AUTOGRADER_NAMESPACES=0`` forces that mode.
 
 The grading process sets itself as a child subreaper so that a student's double-forked,
 ``setsid``-detached process is re-parented to it and killed when the worker is closed.
@@ -23,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import fcntl
+import functools
 import json
 import os
 import resource
@@ -99,6 +103,9 @@ class Isolation:
         return os.geteuid() == 0
 
     def note(self) -> str:
+        if self.privileged and not namespaces_available():
+            return ("own uid and resource limits, but no mount or network namespaces on this machine: solutions "
+                    "and hidden tests are protected by file permissions only")
         if self.privileged:
             return "isolated: own uid, private mounts hiding solutions and hidden tests, no network"
         return ("not running as root: student code runs as your user with resource limits only; "
@@ -169,6 +176,21 @@ class UidLease:
         self._handle.close()
 
 
+@functools.cache
+def namespaces_available() -> bool:
+    """Whether this (root) process may give workers private mount and network namespaces.
+
+    Probed once in a child process; ``AUTOGRADER_NAMESPACES=0`` answers no without probing.
+    """
+    if os.geteuid() != 0 or os.environ.get("AUTOGRADER_NAMESPACES") == "0":
+        return False
+    probe = ("import ctypes, sys; libc = ctypes.CDLL(None, use_errno=True); "
+             f"sys.exit(libc.unshare({CLONE_NEWNS | CLONE_NEWNET}) != 0 "
+             f"or libc.mount(b'none', b'/', None, {MS_REC | MS_PRIVATE}, None) != 0)")
+    return subprocess.run([sys.executable, "-I", "-c", probe], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                          check=False).returncode == 0
+
+
 def become_subreaper() -> None:
     """Make orphaned descendants re-parent to this process (Linux), so they can be reaped."""
     with contextlib.suppress(OSError, AttributeError):
@@ -186,13 +208,16 @@ class Sandbox:
         self.process: subprocess.Popen | None = None
         self.capture: OutputCapture | None = None
         self.lease: UidLease | None = None
+        self._namespaces = False
 
     # ------------------------------------------------------------ life cycle
 
     def start(self) -> None:
+        self._namespaces = self.isolation.privileged and namespaces_available()
         if self.isolation.privileged:
             self.lease = UidLease()
             _chown_tree(self.root, self.lease.uid)
+        if self._namespaces:
             self._staging = tempfile.mkdtemp(prefix="autograder-mnt-")
             self._exposure = _exposure_plan(_interpreter_paths())
             for i, (_, paths) in enumerate(self._exposure):
@@ -233,7 +258,7 @@ class Sandbox:
 
     def _preexec(self) -> None:
         """Runs in the child between fork and exec: namespaces, privilege drop, rlimits."""
-        if self.lease is not None:
+        if self._namespaces:
             libc = ctypes.CDLL(None, use_errno=True)
             if libc.unshare(CLONE_NEWNS | CLONE_NEWNET) != 0:
                 raise OSError(ctypes.get_errno(), "cannot create the sandbox namespaces")
@@ -250,6 +275,7 @@ class Sandbox:
             for path in self.isolation.hidden_paths:
                 if os.path.exists(path):
                     _mount(libc, "tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k,mode=000")
+        if self.lease is not None:
             os.setgroups([])
             os.setresgid(self.lease.uid, self.lease.uid, self.lease.uid)
             os.setresuid(self.lease.uid, self.lease.uid, self.lease.uid)
@@ -314,6 +340,7 @@ class Sandbox:
         if self.lease is not None:
             self.lease.release()
             self.lease = None
+        if self._namespaces:
             shutil.rmtree(self._staging, ignore_errors=True)
 
 
