@@ -4,6 +4,9 @@
     autograder check NAME [FOLDER]                   students: the public tests on a working copy
     autograder validate [NAMES...]                   CI: reference full marks, skeleton none, mutants caught
     autograder build [NAMES...] [--check]            skeletons and recorded expectations from solutions/
+    autograder dist student [NAMES...] --out DIR     instructors: student zips, refused if anything hidden leaks
+    autograder dist gradescope [NAMES...] --out DIR  instructors: Gradescope autograder zips
+    autograder zip NAME [FOLDER]                     students: the submission zip, exactly the required files
     autograder world --out DIR [--seed S] [--people N] a generated LM world (wiki.txt and the tsv files)
     autograder list                                  the assignments this installation knows
 """
@@ -52,6 +55,17 @@ def main(argv: list[str] | None = None) -> int:
     build = commands.add_parser("build", help="generate assignments/ and public expectations from solutions/")
     build.add_argument("names", nargs="*", help="assignments (default: all)")
     build.add_argument("--check", action="store_true", help="only report what is out of date (for CI)")
+
+    dist = commands.add_parser("dist", help="build the student zips or the Gradescope autograder zips")
+    dist.add_argument("kind", choices=["student", "gradescope"], help="what to build")
+    dist.add_argument("names", nargs="*", help="assignments (default: all; student also writes student-all.zip)")
+    dist.add_argument("--out", type=Path, required=True, help="folder for the zips")
+    dist.add_argument("--secret", help="gradescope: the term's hidden seed to put in the zip (default: hidden/SECRET)")
+
+    pack = commands.add_parser("zip", help="zip your files for submission")
+    pack.add_argument("assignment", help="assignment name, e.g. masking")
+    pack.add_argument("folder", nargs="?", type=Path, default=Path("."), help="folder with your files (default .)")
+    pack.add_argument("--out", type=Path, help="the zip to write (default: NAME-submission.zip here)")
 
     world.add_arguments(commands.add_parser("world", help="generate a fictional world for the lm assignment"))
 
@@ -118,6 +132,36 @@ def cmd_build(options) -> int:
     return 1 if problems else 0
 
 
+def cmd_dist(options) -> int:
+    from autograder import dist, leaks
+
+    for name in options.names:
+        assignments.load(name)  # an unknown name fails here, with the list of known ones
+    try:
+        if options.kind == "student":
+            written = dist.build_student(options.names or None, options.out)
+        else:
+            written = dist.build_gradescope(options.names or assignments.names(), options.out, options.secret)
+    except (dist.DistError, leaks.LeakError) as exc:
+        log.error("error: %s", exc)
+        return 2
+    for path in written:
+        log.info("wrote %s (%.0f kB)", path, path.stat().st_size / 1024)
+    return 0
+
+
+def cmd_zip(options) -> int:
+    from autograder import dist
+
+    try:
+        path = dist.pack_submission(options.assignment, options.folder, options.out)
+    except dist.DistError as exc:
+        log.error("error: %s", exc)
+        return 2
+    log.info("wrote %s (%s); upload it to Gradescope", path, ", ".join(assignments.load(options.assignment).files))
+    return 0
+
+
 def cmd_list(options) -> int:
     for name in assignments.names():
         assignment = assignments.load(name)
@@ -125,8 +169,8 @@ def cmd_list(options) -> int:
     return 0
 
 
-COMMANDS = {"grade": cmd_grade, "check": cmd_check, "validate": cmd_validate, "build": cmd_build,
-            "world": world.command, "list": cmd_list}
+COMMANDS = {"grade": cmd_grade, "check": cmd_check, "validate": cmd_validate, "build": cmd_build, "dist": cmd_dist,
+            "zip": cmd_zip, "world": world.command, "list": cmd_list}
 
 
 if __name__ == "__main__":

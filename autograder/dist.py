@@ -1,0 +1,238 @@
+"""Building what leaves the repository: the student zip and the Gradescope autograder zip, from one source.
+
+Both are assembled in memory as ``{path inside the zip: bytes}`` and written deterministically (sorted
+entries, fixed timestamps, fixed modes), so building twice gives identical zips.
+
+- Student zip (``student-NAME.zip``, and ``student-all.zip`` when every assignment is built): the skeletons
+  from ``assignments/`` (one folder per assignment, data included), the harness package with only the
+  public part of each suite (``public/``, recorded expectations, ``manual.json``), ``pyproject.toml``,
+  ``requirements.txt`` and a README rendered from ``templates/student_README.md``. It is scanned by
+  ``autograder.leaks`` and refused, with every finding, before anything is written.
+- Gradescope zip (``gradescope-NAME.zip``): ``setup.sh``, ``run_autograder`` and a README rendered from
+  ``templates/``, the harness with this assignment's public and hidden suites, ``solutions/NAME/`` (carried
+  modules' links resolved into files) and ``tests/mutants/NAME/``, laid out like the repository so the
+  grader finds everything where it does here.
+
+Templates use ``@NAME@`` placeholders; a placeholder left unfilled is an error, not a silent blank.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import stat
+import tomllib
+import zipfile
+from pathlib import Path
+
+from autograder import assignment as assignments
+from autograder import batch, gradescope, leaks
+from autograder.build import SKIP
+from autograder.sandbox import UID_POOL
+
+TEMPLATES = assignments.PACKAGE_DIR / "templates"
+PYPROJECT = assignments.REPO_ROOT / "pyproject.toml"
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+RUNTIME_PREFIX = "/opt/autograder"
+PYTHON = "3.11"
+ZIP_TIME = (1980, 1, 1, 0, 0, 0)
+EXECUTABLES = frozenset({"setup.sh", "run_autograder"})
+COURSE_FOLDER = "transformer-assignments"
+PLACEHOLDER = re.compile(r"@([A-Z_]+)@")
+
+
+class DistError(Exception):
+    """A distribution that cannot be built from this checkout; the message says what to do."""
+
+
+def pinned_requirements() -> list[str]:
+    """The runtime requirements exactly as ``pyproject.toml`` pins them."""
+    return list(tomllib.loads(PYPROJECT.read_text())["project"]["dependencies"])
+
+
+def torch_requirement() -> str:
+    found = [d for d in pinned_requirements() if re.match(r"torch\b", d)]
+    if len(found) != 1 or "==" not in found[0]:
+        raise DistError(f"{PYPROJECT} must pin torch exactly once (torch==X.Y.Z); found {found or 'none'}")
+    return found[0]
+
+
+def requirements_txt() -> bytes:
+    lines = ["# The grader's pinned requirements (from its pyproject.toml).", *pinned_requirements()]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def render(template: str, **values: object) -> bytes:
+    """``templates/<template>`` with every ``@KEY@`` replaced by ``values[KEY]``."""
+    text = (TEMPLATES / template).read_text()
+    missing = sorted(set(PLACEHOLDER.findall(text)) - set(values))
+    if missing:
+        raise DistError(f"{TEMPLATES / template}: no value for {', '.join(missing)}")
+    return PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), text).encode()
+
+
+def tree(folder: Path, prefix: str) -> dict[str, bytes]:
+    """Every file under ``folder`` (links followed, caches skipped) as ``prefix/relative path``."""
+    files = {}
+    for path in sorted(folder.rglob("*")):
+        relative = path.relative_to(folder)
+        if path.is_file() and not SKIP & set(relative.parts) and path.suffix != ".pyc":
+            files[f"{prefix}/{relative.as_posix()}"] = path.read_bytes()
+    return files
+
+
+def harness(names: list[str], hidden: list[str] = ()) -> dict[str, bytes]:
+    """The ``autograder`` package with the suites of ``names`` only, and the ``hidden/`` folders of ``hidden``."""
+    files = {}
+    for key, data in tree(assignments.PACKAGE_DIR, "autograder").items():
+        parts = key.split("/")
+        if len(parts) > 3 and parts[1] == "suites":
+            if parts[2] not in names or (parts[3] == "hidden" and parts[2] not in hidden):
+                continue
+        files[key] = data
+    return files
+
+
+def with_carried(names: list[str]) -> list[str]:
+    """``names`` and every assignment they carry modules from (transitively), in course order.
+
+    A later suite uses the earlier ones it carries from (positions runs masking's public checks on the
+    carried masking.py, and borrows masking's mutants as fingerprints), so a distribution ships them too.
+    """
+    found, todo = set(), list(names)
+    while todo:
+        name = todo.pop()
+        if name not in found:
+            found.add(name)
+            todo += assignments.load(name).carried.values()
+    return sorted(found, key=lambda n: (assignments.load(n).order, n))
+
+
+def _load(name: str, *, skeleton: bool) -> assignments.Assignment:
+    assignment = assignments.load(name)
+    if not assignment.has_reference:
+        raise DistError(f"{name}: the reference in {assignment.solution_dir} is missing; distributions are built "
+                        "from the instructor repository")
+    if skeleton and not assignment.skeleton_dir.is_dir():
+        raise DistError(f"{name}: {assignment.skeleton_dir} is missing; run `autograder build {name}` first")
+    return assignment
+
+
+def assignment_section(assignment: assignments.Assignment) -> str:
+    """The student README's paragraph about one assignment: where to work, what to submit, what to copy in."""
+    name = assignment.name
+    lines = [f"### `{name}`: {assignment.title}", "",
+             f"Work in `{name}/`: complete every function that raises `NotImplementedError` (the docstrings give "
+             "the shapes; the hint says where to start).",
+             f"Check with `autograder check {name} {name}/`; submit {_listing(assignment.files)} "
+             f"(`autograder zip {name} {name}/`)."]
+    for file, source in assignment.carried.items():
+        lines.append(f"`{file}` is your own file from the `{source}` assignment: copy your finished "
+                     f"`{source}/{file}` over `{name}/{file}` before you check or submit (the copy here is the "
+                     "unfinished starter code). It is graded again as part of this assignment.")
+    return "\n".join(lines)
+
+
+def _listing(files: list[str]) -> str:
+    return ", ".join(f"`{f}`" for f in files)
+
+
+def student_files(names: list[str]) -> dict[str, bytes]:
+    """The student distribution of ``names`` (see the module docstring)."""
+    loaded = [_load(name, skeleton=True) for name in names]
+    folder = COURSE_FOLDER if len(names) > 1 else f"{COURSE_FOLDER}-{names[0]}"
+    title = "Transformer assignments" if len(names) > 1 else f"Transformer assignments: {loaded[0].title}"
+    readme = render("student_README.md", TITLE=title, PYTHON=PYTHON, TORCH=torch_requirement(),
+                    TORCH_INDEX=TORCH_CPU_INDEX, EXAMPLE=names[0],
+                    ASSIGNMENTS="\n\n".join(assignment_section(a) for a in loaded))
+    files = {"README.md": readme, "requirements.txt": requirements_txt(), "pyproject.toml": PYPROJECT.read_bytes()}
+    files.update(harness(with_carried(names)))
+    for assignment in loaded:
+        files.update(tree(assignment.skeleton_dir, assignment.name))
+    return {f"{folder}/{key}": data for key, data in files.items()}
+
+
+def gradescope_files(name: str, secret: str | None = None) -> dict[str, bytes]:
+    """The Gradescope autograder of ``name`` (see the module docstring); ``secret`` replaces ``hidden/SECRET``."""
+    assignment = _load(name, skeleton=False)
+    budget = gradescope.time_budget(assignment)
+    common = {"ASSIGNMENT": name, "PREFIX": RUNTIME_PREFIX, "PYTHON": PYTHON, "STUDENT_UID": UID_POOL.start}
+    files = {
+        "setup.sh": render("setup.sh", TORCH=torch_requirement(), TORCH_INDEX=TORCH_CPU_INDEX, **common),
+        "run_autograder": render("run_autograder", BUDGET=budget, **common),
+        "README.md": render("gradescope_README.md", TITLE=assignment.title, FILES=_listing(assignment.files),
+                            TORCH=torch_requirement(), SUBMISSION_TIMEOUT=f"{assignment.submission_timeout:g}",
+                            HARD_LIMIT=f"{assignment.submission_timeout + batch.HARD_LIMIT_MARGIN:g}",
+                            BUDGET=budget, GRADESCOPE_TIMEOUT_MIN=gradescope.gradescope_timeout(assignment) // 60,
+                            **common),
+        "requirements.txt": requirements_txt(),
+        "pyproject.toml": PYPROJECT.read_bytes(),
+    }
+    files.update(harness(with_carried([name]), hidden=[name]))
+    for needed in map(assignments.load, with_carried([name])):
+        files.update(tree(needed.solution_dir, f"solutions/{needed.name}"))
+        if needed.mutants_dir.is_dir():
+            files.update(tree(needed.mutants_dir, f"tests/mutants/{needed.name}"))
+    if secret is not None:
+        files[f"autograder/suites/{name}/hidden/SECRET"] = f"{secret}\n".encode()
+    return files
+
+
+def write_zip(files: dict[str, bytes], path: Path) -> Path:
+    """Write ``files`` as a reproducible zip: sorted, fixed timestamps, 0644 (0755 for the two scripts)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        for name in sorted(files):
+            info = zipfile.ZipInfo(name, date_time=ZIP_TIME)
+            mode = 0o755 if Path(name).name in EXECUTABLES else 0o644
+            info.external_attr = (stat.S_IFREG | mode) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, files[name])
+    temp = path.with_name(f".{path.name}.tmp")
+    temp.write_bytes(buffer.getvalue())
+    temp.replace(path)
+    return path
+
+
+def build_student(names: list[str] | None, out: Path, secrets: leaks.Secrets | None = None) -> list[Path]:
+    """Write ``student-NAME.zip`` per assignment (and ``student-all.zip`` when ``names`` is None).
+
+    Every zip is scanned first; on any finding nothing is written and ``leaks.LeakError`` says what and why.
+    """
+    selected = names or assignments.names()
+    planned = {f"student-{name}.zip": student_files([name]) for name in selected}
+    if not names:
+        planned["student-all.zip"] = student_files(selected)
+    secrets = secrets or leaks.collect()
+    for zip_name, files in planned.items():
+        check_leaks(files, out / zip_name, secrets)
+    return [write_zip(files, out / zip_name) for zip_name, files in planned.items()]
+
+
+def check_leaks(files: dict[str, bytes], target: Path, secrets: leaks.Secrets) -> None:
+    """Raise ``leaks.LeakError`` (naming ``target``, every file and why) when ``files`` would leak anything."""
+    found = leaks.scan(files, secrets)
+    if found:
+        raise leaks.LeakError(str(target), found)
+
+
+def build_gradescope(names: list[str], out: Path, secret: str | None = None) -> list[Path]:
+    """Write ``gradescope-NAME.zip`` for each of ``names``."""
+    return [write_zip(gradescope_files(name, secret), out / f"gradescope-{name}.zip") for name in names]
+
+
+def pack_submission(name: str, folder: Path, out: Path | None = None) -> Path:
+    """Zip exactly the files a submission to ``name`` needs, from ``folder``; returns the zip written.
+
+    Raises ``DistError`` naming every missing file (and, for a carried one, where to copy it from).
+    """
+    assignment = assignments.load(name)
+    missing = [f for f in assignment.files if not (folder / f).is_file()]
+    if missing:
+        hints = [f"copy your {f} from the {assignment.carried[f]} assignment into {folder}"
+                 for f in missing if f in assignment.carried]
+        raise DistError(f"{folder} has no {', '.join(missing)}; a {name} submission holds {', '.join(assignment.files)}"
+                        + "".join(f"; {hint}" for hint in hints))
+    target = out or Path(f"{name}-submission.zip")
+    return write_zip({f: (folder / f).read_bytes() for f in assignment.files}, target)
