@@ -11,7 +11,8 @@ assignment's solution pasted into an earlier skeleton leaks too):
   copied out of a misplaced solution block is caught;
 - the name of every hidden test function that no public test shares;
 - any path under a hidden folder (``hidden/``, ``solutions/``, ``mutants/``, ``private/``) or a file
-  named ``SECRET``: instructor-only data (a generated world's test labels) belongs in such a folder.
+  named ``SECRET``: instructor-only data (a generated world's test labels) belongs in such a folder;
+- a copy, under any name, of a file from a hidden suite folder or of a mutant (data files carry no canary).
 
 Lines are compared with whitespace collapsed and must match at token boundaries, so a re-indented copy
 is found and ``x = a + b`` is not found inside ``xx = a + bb``. What the generated skeletons show (given
@@ -24,6 +25,7 @@ cannot excuse a leak. Lines made only of names, dots, commas, colons and ``=`` (
 from __future__ import annotations
 
 import ast
+import hashlib
 import io
 import re
 import zipfile
@@ -39,6 +41,7 @@ HIDDEN_FOLDERS = frozenset({"hidden", "solutions", "mutants", "private"})
 SECRET_FILES = frozenset({"SECRET"})
 MAX_NESTING = 3
 IDENTIFIER = re.compile(r"\w")
+MIN_COPY_BYTES = 64  # shorter hidden files (empty __init__.py) say nothing
 PLUMBING = re.compile(r"[\w\s.,:=]*")
 
 
@@ -71,6 +74,7 @@ class Secrets:
 
     lines: dict[str, str] = field(default_factory=dict)
     test_names: dict[str, str] = field(default_factory=dict)
+    copies: dict[str, str] = field(default_factory=dict)
     canary: str = CANARY
 
     def add_lines(self, lines: set[str] | list[str], origin: str) -> None:
@@ -87,6 +91,12 @@ class Secrets:
         """Forget every line that a skeleton (normalised text) shows students anyway."""
         for line in [line for line in self.lines if any(_contains(text, line) for text in skeletons)]:
             del self.lines[line]
+
+    def add_hidden_file(self, path: Path) -> None:
+        """Remember a hidden file's content, so a copy of it under another name is found."""
+        data = path.read_bytes()
+        if len(data) >= MIN_COPY_BYTES:
+            self.copies.setdefault(hashlib.sha256(data).hexdigest(), _relative(path))
 
     def add_notebook(self, master: Path) -> None:
         """The solution and hidden-test lines of an Otter master notebook."""
@@ -123,6 +133,9 @@ def collect() -> Secrets:
     for path in _files(SUITES_DIR, ".py"):
         if "hidden" in path.relative_to(SUITES_DIR).parts:
             secrets.add_hidden_tests(path, public_names)
+    hidden_files = [path for path in _files(SUITES_DIR, "") if "hidden" in path.relative_to(SUITES_DIR).parts]
+    for path in [*hidden_files, *_files(REPO_ROOT / "tests" / "mutants", "")]:
+        secrets.add_hidden_file(path)
     return secrets
 
 
@@ -165,6 +178,9 @@ def _scan_file(path: str, data: bytes, secrets: Secrets, pattern: re.Pattern | N
         found.append(Leak(path, "is a SECRET file (the hidden seed)"))
     if secrets.canary.encode() in data:
         found.append(Leak(path, "carries the hidden-file canary (copied from a hidden test or a mutant?)"))
+    copied = secrets.copies.get(hashlib.sha256(data).hexdigest()) if len(data) >= MIN_COPY_BYTES else None
+    if copied:
+        found.append(Leak(path, f"is a copy of the hidden file {copied}"))
     if path.lower().endswith(".zip") and depth < MAX_NESTING:
         found += _scan_nested(path, data, secrets, pattern, depth)
     text = _text(path, data)

@@ -141,6 +141,7 @@ def test_planted_leaks_are_refused_with_the_file_and_the_reason(secrets, tmp_pat
     hidden = assignments.load("masking").hidden_dir / "test_hidden.py"
     hidden_name = sorted(name for name, origin in secrets.test_names.items() if origin.endswith("test_hidden.py"))[0]
     line = _solution_line(secrets)
+    mutant = sorted(assignments.load("masking").mutants_dir.glob("[a-z]*.py"))[0]
     plants = {
         "canary": ({public: files[public] + f"\n# {CANARY}\n".encode()}, public, "canary"),
         "canary in a nested zip": ({expected: _with_member(files[expected], "notes.txt", CANARY.encode())},
@@ -159,6 +160,8 @@ def test_planted_leaks_are_refused_with_the_file_and_the_reason(secrets, tmp_pat
                                    f"{root}/masking/private/test_labels.tsv", "hidden folder"),
         "seed": ({f"{root}/autograder/suites/masking/SECRET": b"term-seed\n"},
                  f"{root}/autograder/suites/masking/SECRET", "SECRET file"),
+        "renamed mutant": ({f"{root}/masking/example.py": mutant.read_bytes()}, f"{root}/masking/example.py",
+                           f"copy of the hidden file tests/mutants/masking/{mutant.name}"),
     }
     for label, (change, where, reason) in plants.items():
         target = tmp_path / f"{label}.zip"
