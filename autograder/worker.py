@@ -40,6 +40,7 @@ class Worker:
         self.handles: dict[int, Any] = {}
         self.next_handle = 1
         self.forbidden_used: list[str] = []
+        self.cell_errors: dict[str, list[str]] = {}  # notebook module -> the cells that raised while loading
 
     # ------------------------------------------------------------ loading
 
@@ -50,6 +51,7 @@ class Worker:
             if entry.get("notebook"):
                 module, cell_errors = run_notebook(entry["name"], os.path.join(self.root, entry["notebook"]))
                 warnings += cell_errors
+                self.cell_errors[entry["name"]] = cell_errors
                 self.modules[entry["name"]] = module
             else:
                 self.modules[entry["name"]] = importlib.import_module(entry["name"])
@@ -115,7 +117,11 @@ class Worker:
                 obj = getattr(obj, attr)
             except AttributeError:
                 owner = getattr(obj, "__name__", type(obj).__name__)
-                raise AttributeError(f"{owner} has no attribute {attr!r}; check the name against the handout") from None
+                hint = "check the name against the handout"
+                if obj is self.modules.get(target.get("module")) and self.cell_errors.get(target["module"]):
+                    hint = ("a cell of your notebook raised an error before defining it (see the cells that raised "
+                            "errors), or the name differs from the handout")
+                raise AttributeError(f"{owner} has no attribute {attr!r}; {hint}") from None
         return obj
 
     def _resolve(self, node: dict) -> Any:

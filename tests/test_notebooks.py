@@ -7,7 +7,7 @@ import nbformat
 import pytest
 
 from autograder import notebooks
-from autograder.worker import NotebookUnreadable, run_notebook
+from autograder.worker import NotebookUnreadable, Worker, run_notebook
 
 CONFIG = ("# ASSIGNMENT CONFIG\nname: demo\ninit_cell: true\ncheck_all_cell: false\nexport_cell: false\n"
           "generate: false\nrun_tests: false\nsolutions_pdf: false\ntemplate_pdf: false\n")
@@ -148,3 +148,13 @@ def test_solved_student_notebook_holds_the_master_solutions(tmp_path):
 def _write(path, notebook: dict):
     path.write_text(json.dumps(notebook))
     return path
+
+
+def test_a_name_missing_after_a_crashing_cell_points_at_the_cell(tmp_path):
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("raise ValueError('early')\ndef f():\n"
+                                                                         "    return 1")])
+    nbformat.write(notebook, tmp_path / "demo.ipynb")
+    worker = Worker({"root": str(tmp_path), "modules": [{"name": "demo_missing", "notebook": "demo.ipynb"}]})
+    assert worker.load() == {"warnings": ["cell 1 raised ValueError: early"]}
+    reply, _ = worker.handle({"op": "getattr", "target": {"module": "demo_missing", "path": ["f"]}}, [])
+    assert not reply["ok"] and "a cell of your notebook raised an error before defining it" in reply["error"]["message"]
