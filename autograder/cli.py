@@ -6,7 +6,7 @@
     autograder build [NAMES...] [--check]            skeletons and recorded expectations from solutions/
     autograder dist student [NAMES...] --out DIR     instructors: student zips, refused if anything hidden leaks
     autograder dist gradescope [NAMES...] --out DIR  instructors: Gradescope autograder zips
-    autograder zip NAME [FOLDER]                     students: the submission zip, exactly the required files
+    autograder zip NAME [FOLDER] [EXTRA...]          students: the submission zip, exactly the required files
     autograder world --out DIR [--seed S] [--people N] a generated LM world (wiki.txt and the tsv files)
     autograder list                                  the assignments this installation knows
 """
@@ -18,6 +18,7 @@ import logging
 import os
 import sys
 import tempfile
+import zipfile
 from pathlib import Path
 
 from rich.console import Console
@@ -65,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     pack = commands.add_parser("zip", help="zip your files for submission")
     pack.add_argument("assignment", help="assignment name, e.g. masking")
     pack.add_argument("folder", nargs="?", type=Path, default=Path("."), help="folder with your files (default .)")
+    pack.add_argument("extra", nargs="*", type=Path, help="more files to hand in (a predictions file, ...)")
     pack.add_argument("--out", type=Path, help="the zip to write (default: NAME-submission.zip here)")
 
     world.add_arguments(commands.add_parser("world", help="generate a fictional world for the lm assignment"))
@@ -154,11 +156,12 @@ def cmd_zip(options) -> int:
     from autograder import dist
 
     try:
-        path = dist.pack_submission(options.assignment, options.folder, options.out)
+        path = dist.pack_submission(options.assignment, options.folder, options.out, options.extra)
     except dist.DistError as exc:
         log.error("error: %s", exc)
         return 2
-    log.info("wrote %s (%s); upload it to Gradescope", path, ", ".join(assignments.load(options.assignment).files))
+    with zipfile.ZipFile(path) as packed:
+        log.info("wrote %s (%s); upload it to Gradescope", path, ", ".join(packed.namelist()))
     return 0
 
 

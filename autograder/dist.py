@@ -122,12 +122,12 @@ def assignment_section(assignment: assignments.Assignment) -> str:
     """The student README's paragraph about one assignment: where to work, what to submit, what to copy in."""
     name = assignment.name
     lines = [f"### `{name}`: {assignment.title}", "",
-             f"Work in `{name}/`: complete every function that raises `NotImplementedError` (the docstrings give "
+             f"- Work in `{name}/`: complete every function that raises `NotImplementedError` (the docstrings give "
              "the shapes; the hint says where to start).",
-             f"Check with `autograder check {name} {name}/`; submit {_listing(assignment.files)} "
+             f"- Check with `autograder check {name} {name}/`; submit {_listing(assignment.files)} "
              f"(`autograder zip {name} {name}/`)."]
     for file, source in assignment.carried.items():
-        lines.append(f"`{file}` is your own file from the `{source}` assignment: copy your finished "
+        lines.append(f"- `{file}` is your own file from the `{source}` assignment: copy your finished "
                      f"`{source}/{file}` over `{name}/{file}` before you check or submit (the copy here is the "
                      "unfinished starter code). It is graded again as part of this assignment.")
     return "\n".join(lines)
@@ -222,17 +222,19 @@ def build_gradescope(names: list[str], out: Path, secret: str | None = None) -> 
     return [write_zip(gradescope_files(name, secret), out / f"gradescope-{name}.zip") for name in names]
 
 
-def pack_submission(name: str, folder: Path, out: Path | None = None) -> Path:
-    """Zip exactly the files a submission to ``name`` needs, from ``folder``; returns the zip written.
+def pack_submission(name: str, folder: Path, out: Path | None = None, extra: list[Path] = ()) -> Path:
+    """Zip exactly the files a submission to ``name`` needs, from ``folder``, plus the ``extra`` files asked
+    for (a predictions file), all at the zip's top level; returns the zip written.
 
     Raises ``DistError`` naming every missing file (and, for a carried one, where to copy it from).
     """
     assignment = assignments.load(name)
-    missing = [f for f in assignment.files if not (folder / f).is_file()]
+    missing = [f for f in assignment.files if not (folder / f).is_file()] + [str(p) for p in extra if not p.is_file()]
     if missing:
         hints = [f"copy your {f} from the {assignment.carried[f]} assignment into {folder}"
                  for f in missing if f in assignment.carried]
         raise DistError(f"{folder} has no {', '.join(missing)}; a {name} submission holds {', '.join(assignment.files)}"
                         + "".join(f"; {hint}" for hint in hints))
     target = out or Path(f"{name}-submission.zip")
-    return write_zip({f: (folder / f).read_bytes() for f in assignment.files}, target)
+    files = {f: (folder / f).read_bytes() for f in assignment.files} | {p.name: p.read_bytes() for p in extra}
+    return write_zip(files, target)

@@ -108,14 +108,24 @@ def test_a_student_checks_and_zips_from_the_distribution(name, student_zips, tmp
         assert sorted(packed.namelist()) == sorted(assignment.files)
 
 
-def test_zip_names_what_is_missing(tmp_path, caplog):
+def test_zip_names_what_is_missing_and_takes_extra_files(tmp_path, caplog):
     assert cli.main(["zip", "masking", str(tmp_path)]) == 2
     assert "has no masking.py" in caplog.text and not (tmp_path / "masking-submission.zip").exists()
+    (tmp_path / "masking.py").write_text("# mine\n")
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "test.predictions").write_text("Paris\n")
+    out = tmp_path / "out.zip"
+    assert cli.main(["zip", "masking", str(tmp_path), str(tmp_path / "runs" / "test.predictions"),
+                     "--out", str(out)]) == 0
+    with zipfile.ZipFile(out) as packed:
+        assert sorted(packed.namelist()) == ["masking.py", "test.predictions"]
+    assert cli.main(["zip", "masking", str(tmp_path), str(tmp_path / "nothing.predictions")]) == 2
     carried = next((a for a in map(assignments.load, ASSIGNMENTS) if a.carried), None)
     if carried is not None:
         file, source = next(iter(carried.carried.items()))
+        (tmp_path / "empty").mkdir()
         with pytest.raises(dist.DistError, match=f"copy your {file} from the {source} assignment"):
-            dist.pack_submission(carried.name, tmp_path)
+            dist.pack_submission(carried.name, tmp_path / "empty")
 
 
 def _solution_line(secrets: leaks.Secrets) -> str:
