@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tomllib
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from conftest import REPO
@@ -87,25 +88,42 @@ def test_student_zip_holds_what_a_student_needs_and_nothing_hidden(name, student
     assert leaks.scan_zip(_built(student_zips, f"student-{name}.zip"), secrets) == []
 
 
-@pytest.mark.parametrize("name", ASSIGNMENTS)
-def test_a_student_checks_and_zips_from_the_distribution(name, student_zips, tmp_path):
-    """Unzipped, with the reference's files in the assignment folder: the public tests replay to full marks
-    without solutions, and `autograder zip` packs exactly the required files."""
-    with zipfile.ZipFile(_built(student_zips, f"student-{name}.zip")) as archive:
-        archive.extractall(tmp_path)
-    root = tmp_path / f"transformer-assignments-{name}"
+def _check_as_a_student(name: str, zip_path, folder) -> tuple[str, str]:
+    """Unzip, put the reference's files in the assignment folder, run `check` then `zip` as a student would;
+    returns an error ("" when both work) and the zip's file list."""
+    with zipfile.ZipFile(zip_path) as archive:
+        archive.extractall(folder)
+    root = folder / f"transformer-assignments-{name}"
     assignment = assignments.load(name)
     for file in assignment.files:
         shutil.copyfile(assignment.solution_dir / file, root / name / file)
-    run = subprocess.run([sys.executable, "-m", "autograder.cli", "check", name, name], cwd=root,
-                         capture_output=True, text=True, timeout=600)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    assert "Score:" in run.stdout
-    run = subprocess.run([sys.executable, "-m", "autograder.cli", "zip", name, name], cwd=root,
-                         capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stderr
+    for command in ("check", "zip"):
+        run = subprocess.run([sys.executable, "-m", "autograder.cli", command, name, name], cwd=root,
+                             capture_output=True, text=True, timeout=600)
+        if run.returncode != 0 or (command == "check" and "Score:" not in run.stdout):
+            return f"`autograder {command} {name}` failed:\n{run.stdout[-3000:]}{run.stderr[-3000:]}", ""
     with zipfile.ZipFile(root / f"{name}-submission.zip") as packed:
-        assert sorted(packed.namelist()) == sorted(assignment.files)
+        return "", " ".join(sorted(packed.namelist()))
+
+
+@pytest.fixture(scope="module")
+def student_checks(student_zips, tmp_path_factory) -> dict:
+    """Every assignment checked from its student zip, two at a time (CI has two cores)."""
+    ready = [name for name in ASSIGNMENTS if not isinstance(student_zips[f"student-{name}.zip"], Exception)]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        runs = pool.map(lambda name: _check_as_a_student(name, student_zips[f"student-{name}.zip"],
+                                                         tmp_path_factory.mktemp(name)), ready)
+        return dict(zip(ready, runs, strict=True))
+
+
+@pytest.mark.parametrize("name", ASSIGNMENTS)
+def test_a_student_checks_and_zips_from_the_distribution(name, student_zips, student_checks):
+    """Without solutions, the public tests replay to full marks on the reference's files, and `autograder zip`
+    packs exactly the required files."""
+    _built(student_zips, f"student-{name}.zip")
+    error, packed = student_checks[name]
+    assert not error, error
+    assert packed.split() == sorted(assignments.load(name).files)
 
 
 def test_zip_names_what_is_missing_and_takes_extra_files(tmp_path, caplog):

@@ -13,13 +13,14 @@ import tempfile
 import time
 import tomllib
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from conftest import REPO, is_root
 
 from autograder import assignment as assignments
-from autograder import dist, gradescope
+from autograder import cli, dist, gradescope
 from autograder.results import Results, TestResult
 
 ASSIGNMENTS = assignments.names()
@@ -87,6 +88,12 @@ def test_setup_pins_what_pyproject_pins(gradescope_zips):
     assert f'--index-url https://download.pytorch.org/whl/cpu "{torch[0]}"' in setup, "CPU torch, no CUDA wheels"
     assert "python3.11 -m venv" in setup and "useradd" in setup and "requirements.txt" in setup
     assert setup.index("whl/cpu") < setup.index('-r "$SOURCE/requirements.txt"'), "torch from the CPU index first"
+
+
+def test_the_terms_secret_replaces_the_committed_one(tmp_path):
+    assert cli.main(["dist", "gradescope", "masking", "--secret", "spring-2031", "--out", str(tmp_path)]) == 0
+    with zipfile.ZipFile(tmp_path / "gradescope-masking.zip") as archive:
+        assert archive.read("autograder/suites/masking/hidden/SECRET") == b"spring-2031\n"
 
 
 def fake_tree(parent: Path, zip_path: Path, files: dict[str, str], metadata: dict | None = METADATA) -> Path:
@@ -177,17 +184,28 @@ def test_a_correct_submission_gets_full_marks_and_the_tree_stays_unreadable(grad
     print(f"\nfake /autograder, masking reference: {seconds:.1f} s wall, execution_time {data['execution_time']} s")
 
 
-@pytest.mark.parametrize("name", ASSIGNMENTS)
-def test_a_broken_submission_still_gets_a_full_results_file(name, gradescope_zips, tmp_path):
-    """A syntax error in the first own file (a .py file, or a notebook that is not JSON): zero, and why."""
+def _grade_broken(name: str, zip_path: Path, parent: Path) -> dict:
+    """A syntax error in the first own file (a .py file, or a notebook that is not JSON), graded by run_autograder."""
     broken = assignments.load(name).own_files[0]
     files = reference_files(name)
     files[broken] = "def broken(:\n" if broken.endswith(".py") else "{ this is not a notebook"
-    root = fake_tree(tmp_path, gradescope_zips[name], files, metadata=None)
-    data, _, _ = run_autograder(root)
-    results = Results.from_gradescope(data)
-    assert results.score == 0 and results.max_score > 0 and results.tests
-    assert "could not be loaded" in results.output and broken in results.output
+    return run_autograder(fake_tree(parent, zip_path, files, metadata=None))[0]
+
+
+@pytest.fixture(scope="module")
+def broken_runs(gradescope_zips, tmp_path_factory) -> dict:
+    """Every assignment's broken submission graded in its fake tree, two at a time (CI has two cores)."""
+    zips = {name: gradescope_zips[name] for name in ASSIGNMENTS}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        runs = pool.map(lambda name: _grade_broken(name, zips[name], tmp_path_factory.mktemp(name)), ASSIGNMENTS)
+        return dict(zip(ASSIGNMENTS, runs, strict=True))
+
+
+@pytest.mark.parametrize("name", ASSIGNMENTS)
+def test_a_broken_submission_still_gets_a_full_results_file(name, broken_runs):
+    results = Results.from_gradescope(broken_runs[name])
+    assert results.score == 0 and results.max_score > 0 and results.tests, results.output
+    assert "could not be loaded" in results.output and assignments.load(name).own_files[0] in results.output
     assert all(t.status == "failed" for t in results.tests if t.max_score > 0)
 
 
