@@ -70,7 +70,8 @@ class LeakError(Exception):
 
 @dataclass
 class Secrets:
-    """What must not ship: normalised solution lines and hidden test names, each with where it comes from."""
+    """What must not ship, each with where it comes from: normalised solution lines, hidden test names, and
+    the SHA-256 of hidden files."""
 
     lines: dict[str, str] = field(default_factory=dict)
     test_names: dict[str, str] = field(default_factory=dict)
@@ -129,11 +130,13 @@ def collect() -> Secrets:
     for master in _files(solutions, ".ipynb"):
         secrets.add_notebook(master)
     secrets.drop_shown(skeletons)
-    public_names = set().union(*(defined_tests(p) for p in _files(SUITES_DIR, ".py") if "public" in p.parts))
-    for path in _files(SUITES_DIR, ".py"):
-        if "hidden" in path.relative_to(SUITES_DIR).parts:
+    suites = {path: path.relative_to(SUITES_DIR).parts for path in _files(SUITES_DIR, "")}
+    public_names = set().union(*(defined_tests(p) for p, parts in suites.items()
+                                 if "public" in parts and p.suffix == ".py"))
+    for path, parts in suites.items():
+        if "hidden" in parts and path.suffix == ".py":
             secrets.add_hidden_tests(path, public_names)
-    hidden_files = [path for path in _files(SUITES_DIR, "") if "hidden" in path.relative_to(SUITES_DIR).parts]
+    hidden_files = [path for path, parts in suites.items() if "hidden" in parts]
     for path in [*hidden_files, *_files(REPO_ROOT / "tests" / "mutants", "")]:
         secrets.add_hidden_file(path)
     return secrets
