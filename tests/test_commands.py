@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -103,7 +104,7 @@ def test_validate_flags_what_it_must():
 
 def test_unknown_assignment_is_a_clear_error(caplog):
     assert cli.main(["check", "nonsense", "."]) == 2
-    assert "known assignments: masking" in caplog.text
+    assert re.search(r"known assignments: [\w, ]*\bmasking\b", caplog.text)  # listed among whichever others exist
 
 
 def test_grade_with_nothing_to_grade(tmp_path):
