@@ -85,14 +85,17 @@ def test_experiment_on_data_in_memory():
     """What the grader's retraining route calls: everything from strings, within a time budget."""
     world = tiny_world()
     questions = [q for q, _ in world.pairs(world.dev)]
+    prompts = [prompt for prompt, _ in world.cloze_items(world.dev)]
     result = run.experiment(corpus(), world.pairs(world.train), questions, "rope", tiny_preset(), seed=1,
-                            max_seconds=60)
+                            max_seconds=60, probes=prompts, probe_tokens=5)
+    assert len(result["probes"]) == len(prompts) and all(len(c) == 5 for c in result["probes"])
     assert len(result["predictions"]) == len(questions) and all(isinstance(p, str) for p in result["predictions"])
     assert result["pretrain"]["epochs"] == 2 and result["finetune"]["epochs"] == 2
     assert result["seconds"] < 60
     scratch = run.experiment(corpus(), world.pairs(world.train), questions, "vanilla",
                              tiny_preset(scratch_epochs=10_000), pretraining=False, max_seconds=2.0)
-    assert scratch["pretrain"] is None and scratch["finetune"]["stopped"] == "time budget"
+    assert scratch["pretrain"] is None and scratch["probes"] is None
+    assert scratch["finetune"]["stopped"] == "time budget"
     assert scratch["seconds"] < 4.0
 
 

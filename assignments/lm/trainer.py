@@ -56,7 +56,8 @@ class TrainerConfig:
         seed: seeds the batch order (the dataset has its own seed).
         max_seconds: stop (after a whole step, with a checkpoint) once training has run this long.
         max_steps: stop after this many optimiser steps in all.
-        checkpoint_path: resumable state, saved at every epoch end and when training stops; None for none.
+        checkpoint_path: resumable state, saved when training stops and at the end of an epoch once
+            checkpoint_seconds have passed since the last save; None for none.
         resume: load checkpoint_path first when it exists.
         log_path: CSV log (one row per step); plot_path: PNG loss curve, written when training ends.
         progress: show a tqdm progress bar.
@@ -80,6 +81,7 @@ class TrainerConfig:
     max_seconds: float | None = None
     max_steps: int | None = None
     checkpoint_path: str | None = None
+    checkpoint_seconds: float = 60.0
     resume: bool = False
     log_path: str | None = None
     plot_path: str | None = None
@@ -182,7 +184,7 @@ class Trainer:
         per_epoch = math.ceil(len(self.train_dataset) / config.batch_size)
         bar = tqdm(total=config.max_epochs * per_epoch, initial=self.steps, disable=not config.progress,
                    desc="training", unit="step", dynamic_ncols=True)
-        stopped, started = "done", time.perf_counter() - self.elapsed
+        stopped, started, saved = "done", time.perf_counter() - self.elapsed, self.elapsed
         try:
             while self.epoch < config.max_epochs and stopped == "done":
                 losses = []
@@ -207,8 +209,10 @@ class Trainer:
                         self.rows[-1]["test_loss"] = test_loss
                 if losses:
                     bar.set_postfix(loss=f"{self.rows[-1]['loss']:.3f}", lr=f"{self.rows[-1]['lr']:.2e}")
-                if config.checkpoint_path:
+                finished = stopped != "done" or self.epoch >= config.max_epochs
+                if config.checkpoint_path and (finished or self.elapsed - saved >= config.checkpoint_seconds):
                     self.save_checkpoint(config.checkpoint_path)
+                    saved = self.elapsed
         finally:
             bar.close()
         self.elapsed = time.perf_counter() - started

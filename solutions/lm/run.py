@@ -199,18 +199,22 @@ def finetune(model: GPT, vocab: Vocabulary, pairs: list[tuple[str, str]], preset
 
 
 def experiment(corpus: str, train_pairs: list[tuple[str, str]], questions: list[str], variant: str = "vanilla",
-               preset: str | Preset = "cpu", *, pretraining: bool = True, seed: int = 0,
-               max_seconds: float | None = None, progress: bool = False) -> dict:
-    """The whole knowledge-access experiment on data in memory: [pretrain,] finetune, predict.
+               preset: str | Preset = "cpu", *, pretraining: bool = True, probes: list[str] | None = None,
+               probe_tokens: int = 32, seed: int = 0, max_seconds: float | None = None,
+               progress: bool = False) -> dict:
+    """The whole knowledge-access experiment on data in memory: [pretrain, probe,] finetune, predict.
 
     Args:
         corpus: the pretraining text (also the vocabulary's source when ``pretraining`` is False).
         train_pairs: finetuning (question, answer) pairs.
         questions: the questions to answer afterwards.
+        probes: prompts to complete greedily (``probe_tokens`` characters) right after pretraining, before
+            finetuning: the cloze probe (a biography cut before the birthplace).
         max_seconds: a wall-clock budget for everything; pretraining may use 85 % of it, finetuning
             80 % of what is left, and prediction the rest (training stops early when a share is spent).
     Returns:
-        {"predictions": [...], "pretrain": summary or None, "finetune": summary, "seconds": total}.
+        {"predictions": [...], "probes": completions (or None), "pretrain": summary or None,
+        "finetune": summary, "seconds": total}.
     """
     started = time.perf_counter()
 
@@ -221,10 +225,14 @@ def experiment(corpus: str, train_pairs: list[tuple[str, str]], questions: list[
     model = build_model(variant, vocab.size, preset, seed=seed)
     pretrained = pretrain(model, corpus, preset, seed=seed, max_seconds=left(0.85), progress=progress) \
         if pretraining else None
+    completions = None
+    if probes:
+        model.eval()
+        completions = complete(model, vocab, list(probes), probe_tokens)
     tuned = finetune(model, vocab, train_pairs, preset, pretrained=pretraining, seed=seed,
                      max_seconds=left(0.8), progress=progress)
     predictions = predict(model, vocab, list(questions))
-    return {"predictions": predictions, "pretrain": pretrained, "finetune": tuned,
+    return {"predictions": predictions, "probes": completions, "pretrain": pretrained, "finetune": tuned,
             "seconds": time.perf_counter() - started}
 
 
