@@ -4,6 +4,13 @@ Each assignment ``NAME`` has ``solutions/NAME/`` (reference), ``assignments/NAME
 skeleton), ``autograder/suites/NAME/`` (``assignment.toml``, ``public/`` tests that ship to
 students, ``hidden/`` tests that never do) and ``tests/mutants/NAME/`` (known-wrong versions).
 New assignments are picked up by adding those folders: nothing here lists them by name.
+
+A later assignment can build on an earlier one's module: ``{ name = "masking", carried = "masking" }``
+in ``modules`` declares ``masking.py`` as *carried*, the student's own copy of the masking assignment's
+file, handed in again with this submission. It is a required file like any other (``files``), but it is
+not this assignment's own work: mutants target only ``own_files``, batch detection decides by them, and
+a missing carried file gets a message naming the assignment it comes from. In ``solutions/NAME/`` it is
+a relative link to the earlier solution, so the build generates its skeleton from the same source.
 """
 
 from __future__ import annotations
@@ -28,8 +35,15 @@ class AssignmentError(Exception):
     """An assignment name or configuration that cannot be used; the message says what to do."""
 
 
+def module_file(entry: dict) -> str:
+    """The file a module entry of ``assignment.toml`` stands for (``masking.py``, ``positions.ipynb``)."""
+    return entry.get("notebook") or f"{entry['name']}.py"
+
+
 @dataclass
 class Assignment:
+    """One assignment's configuration; ``modules`` are the ``assignment.toml`` entries, in import order."""
+
     name: str
     title: str
     modules: list[dict]
@@ -76,8 +90,18 @@ class Assignment:
 
     @property
     def files(self) -> list[str]:
-        """The files a submission must contain."""
-        return [m.get("notebook") or f"{m['name']}.py" for m in self.modules]
+        """The files a submission must contain: its own and the carried ones."""
+        return [module_file(m) for m in self.modules]
+
+    @property
+    def own_files(self) -> list[str]:
+        """The files students write for this assignment (not carried from an earlier one)."""
+        return [module_file(m) for m in self.modules if not m.get("carried")]
+
+    @property
+    def carried(self) -> dict[str, str]:
+        """Carried file -> the earlier assignment it comes from (``{"masking.py": "masking"}``)."""
+        return {module_file(m): m["carried"] for m in self.modules if m.get("carried")}
 
     @property
     def has_reference(self) -> bool:
@@ -95,14 +119,18 @@ def load(name: str) -> Assignment:
     if not path.is_file():
         known = ", ".join(sorted(p.parent.name for p in SUITES_DIR.glob("*/assignment.toml"))) or "none"
         raise AssignmentError(f"unknown assignment {name!r}; known assignments: {known}")
-    try:
-        config = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise AssignmentError(f"{path} is not valid TOML: {exc}") from None
+    config = _read(path)
+    modules = config.get("modules")
+    if not isinstance(modules, list) or not modules or not all(isinstance(m, dict) and "name" in m for m in modules):
+        raise AssignmentError(f"{path}: `modules` must list the submitted modules, "
+                              f"e.g. modules = [{{ name = \"{name}\" }}]")
+    for entry in modules:
+        if entry.get("carried"):
+            _check_carried(path, entry)
     assignment = Assignment(
         name=name,
         title=config.get("title", name),
-        modules=config["modules"],
+        modules=modules,
         forbidden=config.get("forbidden", []),
         timeout=float(config.get("timeout", 30)),
         limits=Limits.from_config(config.get("limits", {})),
@@ -111,3 +139,23 @@ def load(name: str) -> Assignment:
         order=int(config.get("order", 100)),
     )
     return assignment
+
+
+def _read(path: Path) -> dict:
+    try:
+        return tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise AssignmentError(f"{path} is not valid TOML: {exc}") from None
+
+
+def _check_carried(path: Path, entry: dict) -> None:
+    """A carried module must be one of the source assignment's own modules (read without recursion)."""
+    source = str(entry["carried"])
+    source_toml = SUITES_DIR / source / "assignment.toml"
+    if not source_toml.is_file():
+        raise AssignmentError(f"{path}: module {entry['name']!r} is carried from {source!r}, which is not an "
+                              "assignment; name the assignment whose suite folder holds that module")
+    own = [m.get("name") for m in _read(source_toml).get("modules", []) if not m.get("carried")]
+    if entry["name"] not in own:
+        raise AssignmentError(f"{path}: module {entry['name']!r} is carried from {source!r}, but {source!r} does not "
+                              f"have it among its own modules ({', '.join(map(str, own)) or 'none'})")

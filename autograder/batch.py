@@ -42,7 +42,13 @@ class Job:
 
 
 def detect(path: Path) -> str | None:
-    """The assignment whose required files ``path`` (a folder or zip) holds the most of."""
+    """The assignment a submission (a folder or zip) is for, decided by the files it holds.
+
+    Only an assignment's OWN files make it a candidate: a positions submission also holds the student's
+    masking.py (carried), which must not make it look like a masking submission, and a masking submission
+    is never taken for positions. Among candidates the one with the most of its required files present
+    wins; a tie goes to the later assignment in course order, whose submission holds the earlier files too.
+    """
     if path.is_file() and path.suffix.lower() == ".zip":
         try:
             with zipfile.ZipFile(path) as archive:
@@ -53,11 +59,14 @@ def detect(path: Path) -> str | None:
         present = {p.name for depth in range(SEARCH_DEPTH) for p in path.glob("/".join(["*"] * (depth + 1)))}
     else:
         return None
-    best, best_count = None, 0
+    best, best_rank = None, None
     for name in assignments.names():
-        count = len(set(assignments.load(name).files) & present)
-        if count > best_count:
-            best, best_count = name, count
+        assignment = assignments.load(name)
+        if not set(assignment.own_files) & present:
+            continue
+        rank = (len(set(assignment.files) & present), assignment.order)
+        if best_rank is None or rank >= best_rank:
+            best, best_rank = name, rank
     return best
 
 

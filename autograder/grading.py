@@ -10,12 +10,18 @@ The first docstring line is the name students see. ``covers`` names the student 
 classes the test grades: a forbidden API found in one of them fails the test before it runs.
 Visibility defaults to ``visible`` for tests in ``public/`` (they ship to students) and to
 ``after_due_date`` for tests in ``hidden/``.
+
+Carried modules (a student's file from an earlier assignment, handed in again): a test marked
+``checks_carried="masking"`` checks that module (usually 0 points, running the earlier suite's own
+checks through ``run_check``); a test marked ``builds_on=["masking"]`` depends on it, and when it fails
+after the check failed, its feedback says that the carried file is the likely cause.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+import inspect
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import pytest
@@ -25,19 +31,25 @@ from autograder.checks import assert_close, assert_rows_sum_to_one, assert_tenso
 from autograder.proxy import RemoteObject, StudentCodeFailure
 from autograder.results import VISIBILITIES
 
-__all__ = ["graded", "Parts", "forward_backward", "derive_seed", "read", "assert_close", "assert_tensor",
-           "assert_rows_sum_to_one"]
+__all__ = ["graded", "Parts", "run_check", "forward_backward", "derive_seed", "read", "assert_close",
+           "assert_tensor", "assert_rows_sum_to_one"]
 
 
 def graded(points: float, *, visibility: str | None = None, timeout: float | None = None,
-           covers: tuple[str, ...] | list[str] = (), tags: tuple[str, ...] | list[str] = ()):
-    """Mark a test as graded: its points, visibility, time limit (seconds) and covered symbols."""
+           covers: tuple[str, ...] | list[str] = (), tags: tuple[str, ...] | list[str] = (),
+           checks_carried: str | None = None, builds_on: tuple[str, ...] | list[str] = ()):
+    """Mark a test as graded: its points, visibility, time limit (seconds) and covered symbols.
+
+    ``checks_carried`` names the carried module this test checks; ``builds_on`` the carried modules the
+    test depends on (see the module docstring).
+    """
     if visibility is not None and visibility not in VISIBILITIES:
         raise ValueError(f"visibility must be one of {VISIBILITIES}, not {visibility!r}")
     if points < 0:
         raise ValueError("points cannot be negative")
     return pytest.mark.graded(points=float(points), visibility=visibility, timeout=timeout,
-                              covers=tuple(covers), tags=tuple(tags))
+                              covers=tuple(covers), tags=tuple(tags), checks_carried=checks_carried,
+                              builds_on=tuple(builds_on))
 
 
 class Parts:
@@ -83,6 +95,24 @@ class Parts:
             lines.append(f"- FAILED: {'; '.join(group)}")
             lines += ["  " + line for line in error.splitlines()]
         return "\n".join(lines)
+
+
+def run_check(check: Callable, **fixtures) -> None:
+    """Run another suite's test function as one check, with the fixtures it names.
+
+    ``fixtures`` supplies them by name (``student``, ``masking``, ``oracle``, ...); ``parts`` is a fresh
+    ``Parts`` whose failures are raised together as one ``AssertionError``. This is how a later assignment
+    runs an earlier one's public checks on a carried module.
+    """
+    parts = Parts()
+    available = {**fixtures, "parts": parts}
+    names = list(inspect.signature(check).parameters)
+    missing = [name for name in names if name not in available]
+    if missing:
+        raise TypeError(f"{check.__name__} needs the fixtures {missing}; pass them to run_check")
+    check(**{name: available[name] for name in names})
+    if not parts.all_passed:
+        raise AssertionError(parts.summary())
 
 
 def forward_backward(module, *args, grad_output=None, **kwargs) -> dict:

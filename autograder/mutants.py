@@ -6,6 +6,12 @@ and the definitions that replace the reference's. ``materialize`` writes the ref
 mutant's definitions appended, so later definitions win exactly as they would in a student's
 file, and the result can be graded like any submission (``autograder validate``) or loaded in
 the parent to fingerprint outputs.
+
+A mutant targets one of its assignment's OWN files. An assignment that carries an earlier one's module
+(positions carries masking.py) also borrows that assignment's mutants, applied to the carried file, as
+fingerprints: when a positions output matches "the scores are not divided by sqrt(d_k)", the student
+learns that the mistake is in their masking.py. Borrowed mutants only name mistakes; ``validate`` asks
+only the assignment's own mutants to lose points.
 """
 
 from __future__ import annotations
@@ -32,8 +38,15 @@ class MutantError(Exception):
 
 @dataclass
 class Mutant:
+    """One known-wrong implementation, applied to ``assignment``'s reference.
+
+    ``origin`` is None for the assignment's own mutants, or the name of the earlier assignment whose
+    mutant this is (it then targets the file carried from there).
+    """
+
     assignment: Assignment
     path: Path
+    origin: str | None = None
 
     @property
     def name(self) -> str:
@@ -48,18 +61,26 @@ class Mutant:
         doc = ast.get_docstring(ast.parse(self.source)) or ""
         if not doc:
             raise MutantError(f"{self.path}: start with a docstring that names the mistake")
-        return " ".join(doc.split("\n\n")[0].split())
+        text = " ".join(doc.split("\n\n")[0].split())
+        if self.origin is not None:
+            text = f"in your {self.target} (from the {self.origin} assignment): {text}"
+        return text
 
     @property
     def target(self) -> str:
+        if self.origin is None:
+            allowed = self.assignment.own_files
+        else:
+            allowed = [f for f, source in self.assignment.carried.items() if source == self.origin]
         match = TARGET.search(self.source)
-        if not match or match.group(1) not in self.assignment.files:
-            raise MutantError(f"{self.path}: add a '# target: FILE' line naming one of {self.assignment.files}")
+        if not match or match.group(1) not in allowed:
+            raise MutantError(f"{self.path}: add a '# target: FILE' line naming one of {allowed} (a mutant targets "
+                              f"its own assignment's files, never a file carried from an earlier one)")
         return match.group(1)
 
     def materialize(self, into: Path) -> Path:
         """Write the reference with this mutant applied into ``into`` (a new folder); return it."""
-        shutil.copytree(self.assignment.solution_dir, into)
+        shutil.copytree(self.assignment.solution_dir, into, symlinks=False)  # a carried file's link becomes a copy
         target = into / self.target
         body = "\n".join(line for line in self.source.splitlines() if not line.startswith("from __future__"))
         if target.suffix == ".ipynb":  # a last code cell: its definitions replace the notebook's
@@ -73,16 +94,35 @@ class Mutant:
 
     @cached_property
     def implementation(self) -> SimpleNamespace:
-        """The mutant loaded in the grading process (trusted code: ours)."""
-        folder = Path(tempfile.mkdtemp(prefix=f"mutant-{self.name}-"))
-        try:
-            return implementations.load(self.materialize(folder / self.assignment.name), self.assignment.modules)
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
+        """The mutant loaded in the grading process (trusted code: ours); its notebooks run on first use."""
+        folder = tempfile.TemporaryDirectory(prefix=f"mutant-{self.name}-")
+        implementation = implementations.load(self.materialize(Path(folder.name) / self.assignment.name),
+                                              self.assignment.modules, strict=False, lazy=True)
+        implementation.hold(folder)  # removed when the implementation is
+        return implementation
 
 
 def catalog(assignment: Assignment) -> list[Mutant]:
     """Every mutant of ``assignment``, sorted by name (empty where ``tests/mutants`` is absent)."""
-    if not assignment.mutants_dir.is_dir():
+    return [Mutant(assignment, p) for p in _files(assignment.mutants_dir)]
+
+
+def fingerprints(assignment: Assignment) -> list[Mutant]:
+    """The mutants whose outputs name mistakes: the assignment's own, then those of every assignment it
+    carries a file from, applied to the carried copy."""
+    found = catalog(assignment)
+    for source in dict.fromkeys(assignment.carried.values()):
+        for path in _files(assignment.mutants_dir.parent / source):
+            borrowed = Mutant(assignment, path, origin=source)
+            try:
+                borrowed.target  # noqa: B018 - only mutants of a file this assignment carries apply
+            except MutantError:
+                continue
+            found.append(borrowed)
+    return found
+
+
+def _files(folder: Path) -> list[Path]:
+    if not folder.is_dir():
         return []
-    return [Mutant(assignment, p) for p in sorted(assignment.mutants_dir.glob("*.py")) if p.name != "__init__.py"]
+    return [p for p in sorted(folder.glob("*.py")) if p.name != "__init__.py"]

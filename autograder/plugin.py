@@ -4,7 +4,8 @@ It provides the fixtures tests use (``student``, ``reference``, ``oracle``, ``pa
 ``forbidden_findings``, and for runtime checks ``reference_student`` and ``device``),
 enforces that every test is ``@graded``, orders public tests before hidden ones, gives each test
 its time limit as a deadline on the student proxy, fails tests whose covered symbols use a
-forbidden API, and writes ``results.json`` after every test.
+forbidden API, points failing tests that build on a carried module (``builds_on``) at a failed check of
+that module (``checks_carried``), and writes ``results.json`` after every test.
 
 Failure text is built from the exception message only, never from pytest's traceback: hidden
 tests' source must not reach students, and the parent's frames mean nothing to them.
@@ -79,6 +80,7 @@ class GradingPlugin:
         self.started = time.monotonic()
         self._numbers: dict[str, str] = {}
         self.collected: list[tuple[str, TestResult]] = []
+        self._carried_failed: dict[str, str] = {}  # carried module -> the failed test that checks it
 
     # ------------------------------------------------------------ fixtures
 
@@ -216,6 +218,7 @@ class GradingPlugin:
             printed = self.session.student.output_since(getattr(item, "ag_output_mark", (0, 0)))
             if printed.strip():
                 messages.append(f"Your code printed:\n```\n{printed.rstrip()}\n```")
+            messages += self._carried_notes(item, marker)
         test = self._blank(item)
         test.score, test.max_score, test.status = round(score, 4), points, status
         test.output = "\n\n".join(m for m in messages if m)
@@ -223,6 +226,23 @@ class GradingPlugin:
         self.session.results.execution_time = time.monotonic() - self.started
         if self.session.out_dir is not None:
             self.session.results.write(self.session.out_dir)
+
+    def _carried_notes(self, item, marker) -> list[str]:
+        """For a failed test: remember a failed carried-module check, or point a dependent test at it."""
+        checked = marker.kwargs.get("checks_carried")
+        if checked:
+            test = self._blank(item)
+            self._carried_failed[checked] = f"{test.number} \"{test.name}\""
+            return []
+        notes = []
+        for module in marker.kwargs.get("builds_on", ()):
+            if module in self._carried_failed:
+                file = f"{module}.py"
+                source = self.session.assignment.carried.get(file, "an earlier")
+                notes.append(f"Note: this test builds on your {file} from the {source} assignment, which fails its "
+                             f"own checks (see test {self._carried_failed[module]}). Fix {file} first: it may be "
+                             "the only cause of this failure.")
+        return notes
 
     def _explain(self, item, excinfo) -> str:
         value = excinfo.value

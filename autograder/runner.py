@@ -60,7 +60,7 @@ def grade_one(assignment: assignments.Assignment, source: Path, out_dir: Path | 
     os.chmod(workdir, 0o711)
     broken, root, violations = None, None, {}
     try:
-        root = stage(source, assignment.files, workdir)
+        root = stage(source, assignment.files, workdir, assignment.carried)
         violations = staticcheck.scan(root, assignment.files, assignment.forbidden)
     except SubmissionError as exc:
         broken = f"Your submission could not be graded: {exc}."
@@ -113,6 +113,7 @@ def _finish(results: Results, plugin: GradingPlugin, session: Session, code, bro
     elif session.student.broken:
         results.extra_data["status"] = f"does not load: {session.student.broken.splitlines()[0]}"
         notes.append(f"Your code could not be loaded, so no test could run:\n\n```\n{session.student.broken}\n```")
+        notes += carried_notes(assignment, session.student.broken)
     if session.student.load_warnings:
         notes.append("Some notebook cells raised errors (the rest of the notebook still ran):\n"
                      + "\n".join(f"- {w}" for w in session.student.load_warnings))
@@ -133,6 +134,13 @@ def _finish(results: Results, plugin: GradingPlugin, session: Session, code, bro
         notes.append(f"The grader itself failed (pytest exit code {int(code)}); tell the course staff.")
         session.log.append(f"pytest exit code {int(code)}")
     results.output = "\n\n".join(notes)
+
+
+def carried_notes(assignment: assignments.Assignment, broken: str) -> list[str]:
+    """A pointer to the earlier assignment when the error that stopped loading is in a carried file."""
+    return [f"The error is in {file}, your file from the {source} assignment, which this one builds on: fix it "
+            f"there (`autograder check {source}` runs its public tests) and copy it into this submission again."
+            for file, source in assignment.carried.items() if f'File "{file}"' in broken]
 
 
 def manual_results(assignment: assignments.Assignment, root: Path | None) -> list[TestResult]:
@@ -182,7 +190,7 @@ def make_oracle(assignment: assignments.Assignment, mode: str, record_to: Path |
         raise assignments.AssignmentError(f"{assignment.name}: the reference in {assignment.solution_dir} is missing")
     reference = implementations.load(assignment.solution_dir, assignment.modules)
     store = (record_to or assignment.expected_file) if mode == "record" else None
-    return Oracle(mode, reference, mutants.catalog(assignment), store), reference
+    return Oracle(mode, reference, mutants.fingerprints(assignment), store), reference
 
 
 def secret_paths() -> list[str]:

@@ -7,7 +7,9 @@ grader), except in the repository's own ``solutions/`` and ``assignments/`` tree
 another assignment's file (``solutions/positions/masking.py -> ../masking/masking.py``) is how one
 assignment reuses another's module without a second copy.
 The submission's root is the shallowest folder holding every required file, so a zip of a
-folder and a zip of the files both work. Every failure is a ``SubmissionError`` whose message
+folder and a zip of the files both work. A required file *carried* from an earlier assignment (the
+student's own ``masking.py``, handed in again with positions) that is missing gets a message naming
+that assignment. Every failure is a ``SubmissionError`` whose message
 tells the student what to hand in instead.
 """
 
@@ -28,8 +30,11 @@ class SubmissionError(Exception):
     """The submission cannot be graded as handed in; the message says why and what to do."""
 
 
-def stage(source: Path, required: list[str], workdir: Path) -> Path:
-    """Copy or extract ``source`` under ``workdir`` and return the folder holding ``required``."""
+def stage(source: Path, required: list[str], workdir: Path, carried: dict[str, str] | None = None) -> Path:
+    """Copy or extract ``source`` under ``workdir`` and return the folder holding ``required``.
+
+    ``carried`` maps the required files that come from an earlier assignment to its name.
+    """
     source = Path(source)
     unpacked = workdir / "unpacked"
     if source.is_dir():
@@ -44,11 +49,15 @@ def stage(source: Path, required: list[str], workdir: Path) -> Path:
     else:
         raise SubmissionError(f"{source.name} is neither a folder nor a .zip; hand in a folder (or a zip of it) "
                               f"holding {', '.join(required)}")
-    return find_root(unpacked, required)
+    return find_root(unpacked, required, carried)
 
 
-def find_root(folder: Path, required: list[str]) -> Path:
-    """The shallowest folder under ``folder`` that holds every file in ``required``."""
+def find_root(folder: Path, required: list[str], carried: dict[str, str] | None = None) -> Path:
+    """The shallowest folder under ``folder`` that holds every file in ``required``.
+
+    ``carried`` maps required files that come from an earlier assignment to its name (for the message).
+    """
+    carried = carried or {}
     candidates = sorted((p for p in [folder, *folder.rglob("*")] if p.is_dir() and not (JUNK & set(p.parts))),
                         key=lambda p: len(p.parts))
     for candidate in candidates:
@@ -60,9 +69,13 @@ def find_root(folder: Path, required: list[str]) -> Path:
     missing = [name for name in required if not any(Path(f).name == name for f in files)]
     hints = []
     for name in missing:
-        near = [f for f in files if Path(f).name.lower().replace(" ", "").startswith(Path(name).stem.lower())]
+        near = [f for f in files if Path(f).name not in required and Path(f).suffix.lower() == Path(name).suffix
+                and Path(f).name.lower().replace(" ", "").startswith(Path(name).stem.lower())]
         if near:
             hints.append(f"found {near[0]!r}: rename it to {name!r}")
+        elif name in carried:
+            hints.append(f"{name} is your file from the {carried[name]} assignment, which this one builds on: "
+                         f"copy it into the folder you hand in")
     shown = ", ".join(files[:10]) + (" ..." if len(files) > 10 else "")
     message = f"the submission has no {', '.join(missing) or 'folder holding all of ' + ', '.join(required)}"
     if hints:
