@@ -54,6 +54,7 @@ def grade_one(assignment: assignments.Assignment, source: Path, out_dir: Path | 
     become_subreaper()
     results = Results(assignment=assignment.name, submission=name)
     results.extra_data["device"] = grading_device()
+    set_threads(assignment.limits.threads)
     if metadata is not None:
         results.extra_data.update(metadata.extra_data())
     workdir = Path(tempfile.mkdtemp(prefix="autograder-"))
@@ -204,6 +205,14 @@ def default_secret(assignment: assignments.Assignment) -> str:
     """The committed hidden seed (``hidden/SECRET``); set ``AUTOGRADER_SECRET`` to override it per term."""
     path = assignment.hidden_dir / "SECRET"
     return path.read_text().strip() if path.is_file() else ""
+
+
+def set_threads(threads: int) -> None:
+    """Compute reference and mutant values with the student's thread count: their tensors are small, and with
+    several submissions graded at once, more threads than cores make every small operation wait."""
+    import torch
+
+    torch.set_num_threads(threads)
 
 
 def grading_device() -> str:
