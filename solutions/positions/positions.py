@@ -160,7 +160,7 @@ def shift_operator(k: int, d: int, dtype: torch.dtype = torch.float32) -> torch.
     Raises:
         ValueError when d is odd.
     """
-    # BEGIN SOLUTION expand sin(a + b) and cos(a + b) with a = t w_i, b = k w_i: block i is [[cos b, -sin b], [sin b, cos b]] (row vector on the left)
+    # BEGIN SOLUTION expand sin(a + b) and cos(a + b) with a = t w_i, b = k w_i, and write the row [sin, cos] at t + k as the row [sin, cos] at t times a 2x2 matrix that depends only on b
     if d % 2:
         raise ValueError(f"sinusoidal embeddings pair a sine with a cosine, so the width must be even; got d={d}")
     angle = k / SINUSOIDAL_BASE ** (torch.arange(0, d, 2, dtype=torch.float64) / d)

@@ -1,0 +1,86 @@
+"""RotaryCausalSelfAttention: your masking attention with RoPE on the queries and keys of every head."""
+
+import torch
+
+from autograder.grading import assert_close, assert_tensor, forward_backward, graded
+from autograder.suites.positions import common
+
+COVERS = ["RotaryCausalSelfAttention", "apply_rope", "rope_frequencies", "CausalSelfAttention",
+          "scaled_dot_product_attention", "masked_softmax", "split_heads", "merge_heads", "causal_mask"]
+
+
+@graded(points=4, covers=COVERS, builds_on=["masking"])
+def test_rotary_matches_reference(student, oracle, parts):
+    """RotaryCausalSelfAttention: output matches the reference with the same weights (eval mode)"""
+    for d_model, n_head, T, dtype in [(16, 4, 6, torch.float32), (24, 2, 40, torch.float64),
+                                      (8, 1, 5, torch.float32)]:
+        state = common.attention_state(d_model, seed=500 + d_model, dtype=dtype)
+        x = common.inputs(2, T, d_model, seed=500 + d_model, dtype=dtype)
+
+        def run(impl, d_model=d_model, n_head=n_head, state=state, x=x):
+            return common.rotary(impl, d_model, n_head, state)(x)
+
+        with parts(f"d_model={d_model}, n_head={n_head}, T={T}, {dtype}"):
+            got = run(student)
+            assert_tensor(got, "the output", shape=tuple(x.shape), dtype=dtype)
+            assert_close(got, oracle(run), "the output")
+
+
+@graded(points=1, covers=[*COVERS, "combined_mask", "padding_mask"], builds_on=["masking"])
+def test_rotary_with_padding(student, oracle):
+    """RotaryCausalSelfAttention: output with `lengths` matches the reference, at another base and table size"""
+    state = common.attention_state(16, seed=510)
+    x = common.inputs(3, 5, 16, seed=510)
+    lengths = torch.tensor([5, 2, 4])
+
+    def run(impl):
+        return common.rotary(impl, 16, 2, state, max_positions=8, base=100.0)(x, lengths)
+
+    got = run(student)
+    assert_tensor(got, "the output", shape=(3, 5, 16))
+    assert_close(got, oracle(run), "the output")
+
+
+@graded(points=2, covers=COVERS, builds_on=["masking"])
+def test_rotary_gradients(student, oracle, parts):
+    """RotaryCausalSelfAttention: gradients for the input and every parameter match the reference"""
+    state = common.attention_state(12, seed=520, dtype=torch.float64)
+    x = common.inputs(2, 5, 12, seed=520, dtype=torch.float64)
+    grad = common.vectors((2, 5, 12), seed=521, dtype=torch.float64)
+
+    def run(impl):
+        return forward_backward(common.rotary(impl, 12, 3, state), x, grad_output=grad)
+
+    got, expected = run(student), oracle(run)
+    with parts("input gradient"):
+        assert_close(got["input_grads"][0], expected["input_grads"][0], "the gradient of the input")
+    for name in state:
+        with parts(f"gradient of {name}", weight=0.25):
+            value = got["param_grads"].get(name)
+            assert value is not None, f"{name} received no gradient: is it used in forward (and not detached)?"
+            assert_close(value, expected["param_grads"][name], f"the gradient of {name}")
+
+
+@graded(points=2, covers=COVERS, builds_on=["masking"])
+def test_values_are_not_rotated(student, parts):
+    """RotaryCausalSelfAttention: only queries and keys are rotated (equal scores give your masking's output)"""
+    state = common.attention_state(16, seed=530)
+    for name in ("query.weight", "query.bias"):  # all scores equal: each row averages the values it may see
+        state[name] = torch.zeros_like(state[name])
+    x = common.inputs(2, 7, 16, seed=530)
+    with parts("zero queries"):
+        common.assert_values_unrotated(student, state, x, n_head=4)
+
+
+@graded(points=1, covers=COVERS, builds_on=["masking"])
+def test_rotary_causality_and_state(student, parts):
+    """RotaryCausalSelfAttention: causal, and the same state dict as CausalSelfAttention (table not saved)"""
+    state = common.attention_state(16, seed=540)
+    module = common.rotary(student, 16, 4, state)
+    with parts("changing future tokens never changes earlier outputs"):
+        common.assert_causal(module, common.inputs(2, 8, 16, seed=540), seed=541)
+    with parts("state_dict keys"):
+        keys = sorted(module.state_dict().keys())
+        assert keys == sorted(state), (f"the state dict holds {keys}; it should hold exactly the parameters of "
+                                       f"CausalSelfAttention ({sorted(state)}): register the frequency table with "
+                                       "register_buffer(..., persistent=False)")

@@ -1,0 +1,12 @@
+"""RoPE frequencies use the exponent i/head_dim instead of 2i/head_dim (base^(-i/head_dim) with i the pair
+index)."""
+# target: positions.py
+
+
+def rope_frequencies(head_dim, max_positions, base=10000.0, dtype=torch.float32):
+    if head_dim % 2:
+        raise ValueError(f"head_dim must be even, got {head_dim}")
+    theta = base ** (-torch.arange(head_dim // 2, dtype=torch.float64) / head_dim)
+    return torch.outer(torch.arange(max_positions, dtype=torch.float64), theta).to(dtype)
+
+# autograder-hidden-canary-7d3e9a (never ships to students)
