@@ -1,0 +1,8 @@
+"""The average query k_a + k_b is not scaled up, so the other keys keep much of the weight."""
+# target: attention.ipynb
+
+
+def average_query(keys, a, b):
+    return keys[a] + keys[b]
+
+# autograder-hidden-canary-7d3e9a (never ships to students)

@@ -1,0 +1,8 @@
+"""multiplicative_scores multiplies W on the wrong side (q^T W^T k): keys @ W instead of keys @ W.T."""
+# target: attention.ipynb
+
+
+def multiplicative_scores(q, W, keys):
+    return dot_scores(q, keys @ W)
+
+# autograder-hidden-canary-7d3e9a (never ships to students)
