@@ -2,7 +2,8 @@
 
 The exploration questions are graded as experiments: a student function designs a query (or two) once,
 through the proxy, and the Monte Carlo runs here, in the trusted parent, with the grader's own sampler and
-attention. So a student's sampler cannot flatter their query, and one notebook grades in a few calls.
+attention. So a student's sampler cannot flatter their query, and one notebook grades in a few calls. The
+grader samples the scores rather than the keys (``sample_scores``): cheaper, and not the notebook's solution.
 Spreads are measured relative to half the distance between v_a and v_b: 0 means c always sits on the
 midpoint, about 1 means c lands on v_a or v_b.
 """
@@ -80,21 +81,24 @@ def covariances(mu: torch.Tensor, alpha: float = ALPHA, perturbed: int | None = 
     return sigmas
 
 
-def sample_keys(mu: torch.Tensor, sigmas: torch.Tensor, num_samples: int, seed: int) -> torch.Tensor:
-    """The grader's sampler: (num_samples, n, d) keys, [s, i] ~ N(mu[i], sigmas[i])."""
-    noise = torch.randn(num_samples, *mu.shape, generator=generator(seed), dtype=mu.dtype)
-    return mu + torch.einsum("nij,snj->sni", torch.linalg.cholesky(sigmas), noise)
+def sample_scores(queries: torch.Tensor, mu: torch.Tensor, sigmas: torch.Tensor, num_samples: int,
+                  seed: int) -> torch.Tensor:
+    """(num_samples, H, n) scores q_h . k_i of H queries against keys k_i ~ N(mu_i, sigmas_i), drawn directly.
 
-
-def attend(queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """The grader's attention: outputs (S, d_v), the mean over heads, and weights (S, H, n)."""
-    weights = torch.softmax(torch.einsum("snd,hd->shn", keys, queries), dim=-1)
-    return (weights @ values).mean(dim=1), weights
+    For one key the H scores are jointly Gaussian, with mean Q mu_i and covariance Q sigma_i Q^T; sampling
+    them (not the keys) is all the attention needs, and a covariance square root from eigh allows equal queries.
+    """
+    means = mu @ queries.T  # (n, H)
+    eigenvalues, eigenvectors = torch.linalg.eigh(queries @ sigmas @ queries.T)  # (n, H), (n, H, H)
+    roots = eigenvectors * eigenvalues.clamp(min=0).sqrt().unsqueeze(-2)  # roots @ roots^T = Q sigma Q^T
+    noise = torch.randn(num_samples, *means.shape, generator=generator(seed), dtype=mu.dtype)
+    return (means + torch.einsum("nhk,snk->snh", roots, noise)).transpose(1, 2)
 
 
 def rms(outputs: torch.Tensor, target: torch.Tensor) -> float:
     """Root-mean-square distance of (S, d_v) outputs from a (d_v,) target."""
-    return float(((outputs - target) ** 2).sum(dim=-1).mean().sqrt())
+    distances = torch.linalg.vector_norm(outputs - target, dim=-1)
+    return float(distances.square().mean().sqrt())
 
 
 def half_gap(values: torch.Tensor, a: int, b: int) -> float:
@@ -110,7 +114,8 @@ def measure(queries: torch.Tensor, mu: torch.Tensor, values: torch.Tensor, a: in
     v_b (``toward_a``).
     """
     sigmas = covariances(mu, alpha, a if perturbed else None)
-    outputs, weights = attend(queries, sample_keys(mu, sigmas, num_samples, seed), values)
+    weights = torch.softmax(sample_scores(queries, mu, sigmas, num_samples, seed), dim=-1)  # (S, H, n)
+    outputs = (weights @ values).mean(dim=1)  # each head's output, averaged over the heads
     spread = rms(outputs, (values[a] + values[b]) / 2)
     closer = (outputs - values[a]).norm(dim=-1) < (outputs - values[b]).norm(dim=-1)
     return {"spread": spread, "relative": spread / half_gap(values, a, b),
