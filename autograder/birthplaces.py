@@ -6,6 +6,9 @@ The same functions read the real CS224N data (``wiki.txt``, ``birth_places_train
 published dev file separate the answer with spaces instead of a tab, so a line without a tab is
 split after its question mark (and the reader logs how many it repaired). Predictions files hold
 one answer a line, in the order of the questions, as CS224N's ``run.py evaluate`` writes them.
+
+The lm assignment's students write their own ``exact_match`` in run.py; this is the grader's, which
+never relies on the student's (it is a one-line rule, written here independently of the reference).
 """
 
 from __future__ import annotations
@@ -74,7 +77,7 @@ def exact_match(predictions: Sequence[str], answers: Sequence[str]) -> tuple[int
     Raises:
         ValueError: when the counts differ (a predictions file for another question file).
     """
-    if len(predictions) != len(answers):
+    if len(answers) != len(predictions):
         raise ValueError(f"{len(predictions)} predictions for {len(answers)} questions: write one line per "
                          "question, in the order of the questions file")
     correct = sum(p.strip() == a.strip() for p, a in zip(predictions, answers, strict=True))
