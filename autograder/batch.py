@@ -35,10 +35,13 @@ HARD_LIMIT_MARGIN = 120.0
 
 @dataclass
 class Job:
+    """One submission to grade; ``skip_tags``: tags of tests not to run for it (see ``runner.grade_one``)."""
+
     name: str
     source: Path
     assignment: str | None
     problem: str = ""
+    skip_tags: tuple[str, ...] = ()
 
 
 def detect(path: Path) -> str | None:
@@ -116,15 +119,18 @@ def _stem(path: Path) -> str:
 
 
 def grade_all(jobs: list[Job], out: Path, *, workers: int = 1, public_only: bool = False, oracle: str = "auto",
-              progress: bool = True) -> list[Results]:
-    """Grade every job into ``out/<name>/``; return the results in job order."""
+              progress: bool = True, skip_tags: tuple[str, ...] | list[str] = ()) -> list[Results]:
+    """Grade every job into ``out/<name>/``; return the results in job order.
+
+    ``skip_tags`` apply to every job, in addition to each job's own.
+    """
     become_subreaper()
     out.mkdir(parents=True, exist_ok=True)
     hide = sorted({str(j.source.resolve().parent) for j in jobs} | {str(out.resolve())})
     bar = tqdm(total=len(jobs), desc="grading", unit="submission", disable=not progress)
 
     def run(job: Job) -> Results:
-        results = grade_job(job, out / job.name, hide, public_only=public_only, oracle=oracle)
+        results = grade_job(job, out / job.name, hide, public_only=public_only, oracle=oracle, skip_tags=skip_tags)
         bar.set_postfix_str(f"{job.name}: {results.score:g}/{results.max_score:g}")
         bar.update()
         return results
@@ -139,10 +145,11 @@ def grade_all(jobs: list[Job], out: Path, *, workers: int = 1, public_only: bool
 
 
 def grade_job(job: Job, out_dir: Path, hide: list[str], *, public_only: bool = False, oracle: str = "auto",
-              runner_args: tuple[str, ...] | list[str] = ()) -> Results:
+              skip_tags: tuple[str, ...] | list[str] = (), runner_args: tuple[str, ...] | list[str] = ()) -> Results:
     """Grade one job in its own runner process into ``out_dir``; a results file is written whatever happens.
 
-    ``hide`` are paths the student code must not see; ``runner_args`` are passed on to ``autograder.runner``.
+    ``hide`` are paths the student code must not see; tests tagged with one of ``skip_tags`` or the job's own
+    are not run; ``runner_args`` are passed on to ``autograder.runner``.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     results_file = out_dir / "results.json"
@@ -159,7 +166,8 @@ def grade_job(job: Job, out_dir: Path, hide: list[str], *, public_only: bool = F
     assignment = assignments.load(job.assignment)
     command = [sys.executable, "-m", "autograder.runner", "--assignment", job.assignment, "--submission",
                str(job.source), "--out", str(out_dir), "--name", job.name, "--oracle", oracle,
-               *(["--public-only"] if public_only else []), *(a for h in hide for a in ("--hide", h)), *runner_args]
+               *(["--public-only"] if public_only else []), *(a for h in hide for a in ("--hide", h)),
+               *(a for tag in dict.fromkeys((*skip_tags, *job.skip_tags)) for a in ("--skip-tag", tag)), *runner_args]
     problem = ""
     with open(out_dir / "runner.log", "wb") as log:
         try:

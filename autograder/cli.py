@@ -43,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--assignment", help="grade every path as this assignment (default: detect from files)")
     grade.add_argument("--public-only", action="store_true", help="run only the public tests")
     grade.add_argument("--quiet", action="store_true", help="no progress bar or table")
+    grade.add_argument("--skip-tag", action="append", default=[], metavar="TAG",
+                       help="do not run the tests tagged TAG (e.g. retraining); repeatable; they carry no points")
 
     check = commands.add_parser("check", help="run the public tests on your working copy")
     check.add_argument("assignment", help="assignment name, e.g. masking")
@@ -92,7 +94,7 @@ def cmd_grade(options) -> int:
         log.error("error: no submissions found under %s", ", ".join(map(str, options.paths)))
         return 2
     collected = batch.grade_all(jobs, options.out, workers=options.jobs, public_only=options.public_only,
-                                progress=not options.quiet)
+                                progress=not options.quiet, skip_tags=options.skip_tag)
     if not options.quiet:
         batch.print_summary(collected)
         log.info("results: %s (gradebook.csv, summary.md, one folder per submission)", options.out)

@@ -2,7 +2,8 @@
 
 It provides the fixtures tests use (``student``, ``reference``, ``oracle``, ``parts``, ``seed``,
 ``forbidden_findings``, and for runtime checks ``reference_student`` and ``device``),
-enforces that every test is ``@graded``, orders public tests before hidden ones, gives each test
+enforces that every test is ``@graded``, orders public tests before hidden ones, leaves out the tests
+whose tags (``tags`` and ``covers``, as results.json lists them) meet the session's ``skip_tags``, gives each test
 its time limit as a deadline on the student proxy, fails tests whose covered symbols use a
 forbidden API, points failing tests that build on a carried module (``builds_on``) at a failed check of
 that module (``checks_carried``), and writes ``results.json`` after every test.
@@ -49,6 +50,7 @@ class Session:
     secret: str = ""
     log: list[str] = field(default_factory=list)
     isolation: Isolation = field(default_factory=Isolation)
+    skip_tags: tuple[str, ...] = ()
     _reference_worker: Student | None = None
     _reference_dir: str | None = None
 
@@ -80,6 +82,7 @@ class GradingPlugin:
         self.started = time.monotonic()
         self._numbers: dict[str, str] = {}
         self.collected: list[tuple[str, TestResult]] = []
+        self.skipped: list[TestResult] = []  # deselected by the session's skip_tags: never run, no points
         self._carried_failed: dict[str, str] = {}  # carried module -> the failed test that checks it
 
     # ------------------------------------------------------------ fixtures
@@ -150,7 +153,18 @@ class GradingPlugin:
             file_number = files.setdefault(str(item.path), len(files) + 1)
             count = sum(1 for n in self._numbers.values() if n.startswith(f"{file_number}."))
             self._numbers[item.nodeid] = f"{file_number}.{count + 1}"
-            self.collected.append((_test_id(item), self._blank(item)))
+        # Numbered before skipping, so a test keeps its number (and gradebook column) in every run.
+        kept = []
+        for item in items:
+            blank = self._blank(item)
+            if set(blank.tags) & set(self.session.skip_tags):
+                self.skipped.append(blank)
+            else:
+                kept.append(item)
+                self.collected.append((_test_id(item), blank))
+        if len(kept) < len(items):
+            config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+            items[:] = kept
 
     def _blank(self, item) -> TestResult:
         """The result of ``item`` before it runs: no points yet."""

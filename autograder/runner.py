@@ -44,8 +44,12 @@ class OutOfTime(KeyboardInterrupt):
 
 def grade_one(assignment: assignments.Assignment, source: Path, out_dir: Path | None, *, name: str,
               public_only: bool = False, oracle_mode: str = "auto", hide: list[str] = (),
-              secret: str | None = None, record_to: Path | None = None, metadata: Metadata | None = None) -> Results:
+              secret: str | None = None, record_to: Path | None = None, metadata: Metadata | None = None,
+              skip_tags: tuple[str, ...] | list[str] = ()) -> Results:
     """Grade ``source`` against ``assignment``'s suite; write into ``out_dir`` when given.
+
+    Tests tagged with one of ``skip_tags`` (e.g. "retraining") are not run and carry no points; the
+    results' output lists them.
 
     With Gradescope's ``metadata``, the results record the attempt and submission time, and the top-level
     output (always shown) summarises only what students may see now (``gradescope.student_summary``).
@@ -73,7 +77,7 @@ def grade_one(assignment: assignments.Assignment, source: Path, out_dir: Path | 
                       load_seconds=assignment.load_timeout)
     oracle, reference = make_oracle(assignment, oracle_mode, record_to)
     session = Session(assignment=assignment, student=student, oracle=oracle, results=results, out_dir=out_dir,
-                      reference=reference, violations=violations, isolation=isolation,
+                      reference=reference, violations=violations, isolation=isolation, skip_tags=tuple(skip_tags),
                       secret=secret if secret is not None else os.environ.get(SECRET_ENV, default_secret(assignment)))
     plugin = GradingPlugin(session)
     previous = signal.signal(signal.SIGALRM, _out_of_time)
@@ -131,7 +135,16 @@ def _finish(results: Results, plugin: GradingPlugin, session: Session, code, bro
         test.output = test.output or ("Not run: the grading time budget ran out." if code == pytest.ExitCode.INTERRUPTED
                                       else "Not run: the grader stopped early (see the log).")
         results.tests.append(test)
-    if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.NO_TESTS_COLLECTED):
+    if plugin.skipped:
+        tags = ", ".join(sorted(set(session.skip_tags)))
+        results.extra_data["skipped"] = [{"number": t.number, "name": t.name, "max_score": t.max_score}
+                                         for t in plugin.skipped]
+        notes.append(f"Not run in this grading, and not counted in the maximum score (the grader skipped the tests "
+                     f"tagged {tags}):\n" + "\n".join(f"- {t.number} {t.name} ({t.max_score:g} points)"
+                                                      for t in plugin.skipped))
+    everything_skipped = code == pytest.ExitCode.NO_TESTS_COLLECTED and plugin.skipped
+    if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.NO_TESTS_COLLECTED) \
+            and not everything_skipped:
         notes.append(f"The grader itself failed (pytest exit code {int(code)}); tell the course staff.")
         session.log.append(f"pytest exit code {int(code)}")
     results.output = "\n\n".join(notes)
@@ -234,11 +247,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hide", action="append", default=[], help="a path the student code must not see")
     parser.add_argument("--record-to", type=Path, help="with --oracle record: where to write the recording")
     parser.add_argument("--metadata", type=Path, help="Gradescope's submission_metadata.json")
+    parser.add_argument("--skip-tag", action="append", default=[], help="do not run the tests with this tag")
     options = parser.parse_args(argv)
     assignment = assignments.load(options.assignment)
     grade_one(assignment, options.submission, options.out, name=options.name, public_only=options.public_only,
               oracle_mode=options.oracle, hide=options.hide, record_to=options.record_to,
-              metadata=Metadata.read(options.metadata) if options.metadata else None)
+              metadata=Metadata.read(options.metadata) if options.metadata else None, skip_tags=options.skip_tag)
     return 0
 
 

@@ -1,10 +1,12 @@
 """``autograder validate``: evidence that a suite grades correctly.
 
-For each assignment it grades, with every test: the reference (must earn every point), the
-untouched skeleton (must earn none), and every mutant in ``tests/mutants/<name>/`` (each must
-lose points). Then, with the public tests only and the recorded expectations that students
-use: the reference (full public marks) and the skeleton (none). It prints the matrix of which
-tests each subject fails; any broken expectation fails validation.
+For each assignment it grades, with every test: the reference (must earn every point) and the
+untouched skeleton (must earn none); and every mutant in ``tests/mutants/<name>/`` (each must
+lose points) without the costly tests tagged in ``MUTANT_SKIP_TAGS``: retraining a model takes
+minutes, so every mutant must be caught by a cheap test, and CI retrains only the reference.
+Then, with the public tests only and the recorded expectations that students use: the reference
+(full public marks) and the skeleton (none). It prints the matrix of which tests each subject
+fails; any broken expectation fails validation.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from autograder import assignment as assignments
 from autograder import batch, mutants
 from autograder.results import Results
 
+MUTANT_SKIP_TAGS = ("retraining",)
+
 
 def validate(names: list[str], out: Path, workers: int) -> bool:
     console = Console()
@@ -25,7 +29,8 @@ def validate(names: list[str], out: Path, workers: int) -> bool:
     for name in names:
         assignment = assignments.load(name)
         subjects = _subjects(assignment, out / name / "subjects")
-        jobs = [batch.Job(label, path, name) for label, path in subjects]
+        jobs = [batch.Job(label, path, name, skip_tags=MUTANT_SKIP_TAGS if label.startswith("mutant-") else ())
+                for label, path in subjects]
         full = batch.grade_all(jobs, out / name / "graded", workers=workers, oracle="live", progress=False)
         public = batch.grade_all(jobs[:2], out / name / "replayed", workers=workers, public_only=True,
                                  oracle="replay", progress=False)
@@ -75,17 +80,19 @@ def _judge(full: list[Results], public: list[Results]) -> list[str]:
 
 
 def _matrix(name: str, full: list[Results]) -> str:
-    """Plain text: one row per subject, one column per test (x fails, ~ partial, . passes)."""
+    """Plain text: one row per subject, one column per test (x fails, ~ partial, . passes, - not run)."""
     tests = [t for t in full[0].tests if t.max_score > 0]
     width = max(len(r.submission) for r in full) + 2
-    lines = [f"{name}: which tests each subject fails (x = fails, ~ = partial credit, . = passes)",
+    lines = [f"{name}: which tests each subject fails (x = fails, ~ = partial credit, . = passes, - = skipped)",
              " " * (width + 10) + " ".join(f"{t.number:>4}" for t in tests)]
     for results in full:
         by_number = {t.number: t for t in results.tests}
+        skipped = {t["number"] for t in results.extra_data.get("skipped", [])}
         cells = []
         for test in tests:
             got = by_number.get(test.number)
-            cells.append("." if got and got.score >= got.max_score else "~" if got and got.score > 0 else "x")
+            cells.append("-" if test.number in skipped else "." if got and got.score >= got.max_score
+                         else "~" if got and got.score > 0 else "x")
         score = f"{results.score:g}/{results.max_score:g}"
         lines.append(f"{results.submission:<{width}}{score:>9} " + " ".join(f"{c:>4}" for c in cells))
     lines += ["", *(f"  {t.number:>4}  {t.name}" for t in tests)]

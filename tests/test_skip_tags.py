@@ -1,0 +1,76 @@
+"""Skipping costly tests by tag: `autograder grade --skip-tag`, batch jobs, and validate's mutants."""
+
+from __future__ import annotations
+
+from conftest import REPO, reference_with
+
+from autograder import batch, cli, validate
+from autograder.results import Results, TestResult
+
+
+def test_skipped_tests_are_listed_not_scored(tmp_path):
+    """The public masking tests without those tagged masked_softmax (a batch-wide tag) or padding_mask (the job's)."""
+    job = batch.Job("cheap", reference_with(tmp_path, "masking"), "masking", skip_tags=("padding_mask",))
+    [cheap] = batch.grade_all([job], tmp_path / "out", public_only=True, progress=False, skip_tags=["masked_softmax"])
+    skipped = cheap.extra_data["skipped"]
+    assert cheap.tests and len(skipped) >= 6, "the reference's other public tests ran; those tagged did not"
+    assert not any({"masked_softmax", "padding_mask"} & set(t.tags) for t in cheap.tests)
+    assert cheap.score == cheap.max_score == sum(t.max_score for t in cheap.tests), "skipped tests carry no points"
+    numbers = sorted([t.number for t in cheap.tests] + [s["number"] for s in skipped],
+                     key=lambda n: tuple(map(int, n.split("."))))
+    by_file = {}
+    for number in numbers:
+        by_file.setdefault(number.split(".")[0], []).append(int(number.split(".")[1]))
+    assert all(found == list(range(1, len(found) + 1)) for found in by_file.values()), \
+        f"tests keep the numbers of a full run: {numbers}"
+    assert "Not run" in cheap.output and "masked_softmax, padding_mask" in cheap.output
+    assert all(f"{s['number']} {s['name']}" in cheap.output for s in skipped)
+    assert "grader itself failed" not in cheap.output
+
+
+def test_cli_passes_every_skip_tag_to_every_job(tmp_path, monkeypatch):
+    seen = {}
+
+    def fake_grade_all(jobs, out, **options):
+        seen.update(options, jobs=jobs)
+        return []
+
+    monkeypatch.setattr(batch, "grade_all", fake_grade_all)
+    monkeypatch.setattr(batch, "print_summary", lambda collected: None)
+    assert cli.main(["grade", str(REPO / "solutions" / "masking"), "--out", str(tmp_path), "--skip-tag", "retraining",
+                     "--skip-tag", "runtime", "--quiet"]) == 0
+    assert seen["skip_tags"] == ["retraining", "runtime"] and len(seen["jobs"]) == 1
+
+
+def _results(name: str, cells: list[tuple[float, float] | None]) -> Results:
+    """A result per cell (score, max_score); ``None`` for a test that was skipped."""
+    tests = [TestResult(name=f"t{i}", number=f"1.{i}", score=c[0], max_score=c[1],
+                        status="passed" if c[0] >= c[1] else "failed") for i, c in enumerate(cells) if c is not None]
+    skipped = [{"number": f"1.{i}", "name": f"t{i}", "max_score": 5.0} for i, c in enumerate(cells) if c is None]
+    return Results(assignment="lm", submission=name, tests=tests, extra_data={"skipped": skipped} if skipped else {})
+
+
+def test_validate_judges_mutants_without_retraining_and_shows_dashes():
+    reference, skeleton = _results("reference", [(1, 1), (5, 5)]), _results("skeleton", [(0, 1), (0, 5)])
+    cheap_catch, only_retraining = _results("mutant-a", [(0, 1), None]), _results("mutant-b", [(1, 1), None])
+    problems = validate._judge([reference, skeleton, cheap_catch, only_retraining], [reference, skeleton])
+    assert problems == ["mutant-b loses no points: add a test that catches it"], \
+        "a mutant that only the skipped retraining test would catch counts as not caught"
+    rows = {line.split()[0]: line.split()[2:] for line in validate._matrix("lm", [reference, skeleton, cheap_catch])
+            .splitlines()[2:5]}
+    assert rows == {"reference": [".", "."], "skeleton": ["x", "x"], "mutant-a": ["x", "-"]}
+
+
+def test_validate_skips_retraining_for_mutants_only(tmp_path, monkeypatch):
+    graded = []
+
+    def fake_grade_all(jobs, out, **options):
+        graded.extend(jobs)
+        return [_results(job.name, [(0, 1) if job.name != "reference" else (1, 1)]) for job in jobs]
+
+    monkeypatch.setattr(batch, "grade_all", fake_grade_all)
+    assert validate.validate(["masking"], tmp_path, workers=1)
+    subjects = {job.name: job.skip_tags for job in graded}
+    assert subjects.pop("reference") == subjects.pop("skeleton") == ()
+    assert subjects and set(subjects.values()) == {validate.MUTANT_SKIP_TAGS}
+    assert "retraining" in validate.MUTANT_SKIP_TAGS
