@@ -104,12 +104,29 @@ def write_store(path: Path, entries: dict[str, tuple[Any, Variants]]) -> None:
             "value": protocol.encode(value, blobs),
             "variants": [[d, protocol.encode(v, blobs)] for d, v in variants],
         }
+    manifest, blobs = _shared_blobs(manifest, blobs)
     path.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, data in [("manifest.json", json.dumps(manifest, indent=1).encode())] + [
             (f"blobs/{i}.npy", blob) for i, blob in enumerate(blobs)
         ]:
             archive.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), data, zipfile.ZIP_DEFLATED)
+
+
+def _shared_blobs(manifest: dict, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
+    """Store equal blobs once: most mutants leave most outputs unchanged, so their recorded values repeat the
+    reference's byte for byte (this keeps a suite with many mutants' recordings small)."""
+    unique: dict[bytes, int] = {}
+    index = [unique.setdefault(blob, len(unique)) for blob in blobs]
+
+    def remap(node):
+        if isinstance(node, dict):
+            return {k: index[v] if k in ("__tensor__", "__ndarray__") else remap(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [remap(v) for v in node]
+        return node
+
+    return remap(manifest), list(unique)
 
 
 def read_store(path: Path) -> dict[str, tuple[Any, Variants]]:

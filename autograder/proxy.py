@@ -93,6 +93,12 @@ class Student:
             raise AttributeError(name)
         return RemoteAttr(self, {"module": name, "path": []}, name)
 
+    @property
+    def root(self) -> Path | None:
+        """The staged copy of the submission (None when it could not be staged). It is also the worker's working
+        folder, so student code may have changed it: read its files as untrusted data, never following links."""
+        return self._root
+
     # ------------------------------------------------------------ life cycle
 
     def _ensure_worker(self) -> Sandbox:
