@@ -1,0 +1,9 @@
+"""Fixtures for the lm suite (the harness's own fixtures come from autograder.plugin)."""
+
+import pytest
+
+
+@pytest.fixture
+def dataset(student):
+    """The student's dataset module, as a remote proxy."""
+    return student.dataset

@@ -1,0 +1,117 @@
+"""Hidden tests: the same rules and numerics on inputs from the secret seed (corpora, block sizes, shapes, weights).
+
+These never ship to students. Their inputs come from the ``seed`` fixture, which mixes in the term's secret.
+"""
+
+import torch
+
+from autograder.grading import assert_close, assert_tensor, graded
+from autograder.suites.lm import common
+from autograder.suites.lm.common import Shape
+from autograder.world import generate_world
+
+GPT_COVERS = ["GPT", "Block", "CausalSelfAttention", "RotaryCausalSelfAttention"]
+
+
+def _pick(seed: int, options: list):
+    return options[int(torch.randint(len(options), (1,), generator=common.generator(seed)))]
+
+
+@graded(points=3, covers=["corrupt", "shift", "CharCorruptionDataset", "Vocabulary"])
+def test_pretraining_examples(student, parts, seed):
+    """CharCorruptionDataset on an unseen corpus and block size: layout, truncation and masked spans"""
+    block = _pick(seed, [24, 40, 48])
+    text = common.corpus(seed, people=20)
+    documents = [line for line in text.split("\n") if line.strip()]
+    data = student.dataset.CharCorruptionDataset(text, block, seed=seed % 1000)
+    with parts("vocabulary ids"):
+        itos = data.vocab.itos.get()
+        assert itos == [common.PAD, common.MASK, *sorted(set(text))], (
+            "the dataset's vocabulary must be the pad character (id 0), the mask character (id 1), then the corpus's "
+            "characters sorted")
+    examples = common.collect_examples(data, documents, 12)
+    with parts(f"the layout, block_size={block}"):
+        common.assert_layout(examples, documents)
+    with parts(f"truncation, block_size={block}"):
+        common.assert_truncation(examples, documents, block)
+    with parts(f"masked spans, block_size={block}"):
+        common.assert_spans(examples)
+
+
+@graded(points=1, covers=["finetune_example", "NameDataset", "shift"])
+def test_finetune_examples(student, parts, seed):
+    """NameDataset on unseen question-answer pairs"""
+    world = generate_world(seed, people=8, dev=2, test=2, bios_per_person=1, templates=2)
+    pairs = world.pairs(world.people[:4])
+    text = "".join(f"{line}\n" for line in world.bios) + "".join(f"{q}\t{a}\n" for q, a in pairs)
+    vocab = student.dataset.Vocabulary(text)
+    data = student.dataset.NameDataset(pairs, vocab, 64)
+    itos = [common.PAD, common.MASK, *sorted(set(text))]
+    for index, (question, answer) in enumerate(pairs):
+        with parts(f"pair {index}"):
+            x, y = data.item(index)
+            common.assert_finetune_item(x, y, question, answer, itos, 64)
+
+
+@graded(points=3, covers=GPT_COVERS, builds_on=["masking", "positions"])
+def test_gpt_unseen_shapes(student, oracle, parts, seed):
+    """GPT: logits, loss and greedy generation on unseen shapes and weights (vanilla and rope)"""
+    for index, variant in enumerate(("vanilla", "rope")):
+        n_head = _pick(seed + index, [1, 2, 4])
+        shape = Shape(vocab_size=_pick(seed + 10 + index, [9, 17, 23]), block_size=_pick(seed + 20 + index, [6, 10]),
+                      n_layer=_pick(seed + 30 + index, [1, 2, 3]), n_head=n_head, n_embd=4 * n_head)
+        dtype = torch.float64 if index else torch.float32
+        state = common.gpt_state(shape, variant, seed + index, dtype)
+        B, T = 2, shape.block_size
+        x = common.tokens(B, T, shape.vocab_size, seed + 40 + index)
+        y = common.targets(B, T, shape.vocab_size, seed + 40 + index)
+
+        def run(impl, shape=shape, variant=variant, state=state, x=x, y=y):
+            model = common.gpt(impl, shape, variant, state)
+            return (*model(x, y), model.generate(x[:, :3], 2 * shape.block_size))
+
+        with parts(f"{variant}, {dtype}, {shape}"):
+            got, expected = run(student), oracle(run)
+            assert_tensor(got[0], "the logits", shape=(B, T, shape.vocab_size), dtype=dtype)
+            assert_close(got[0], expected[0], "the logits")
+            common.assert_loss(got[1], expected[1])
+            assert_close(got[2], expected[2], f"the greedy ids of generate(idx, {2 * shape.block_size})")
+
+
+@graded(points=2, covers=["Trainer.step", "configure_optimizer", "learning_rate", "GPT"])
+def test_training_step_unseen(student, oracle, parts, seed):
+    """Trainer.step: parameters after three steps from unseen weights, batches and schedule"""
+    shape = Shape(n_layer=1, n_head=2, n_embd=8, vocab_size=11, block_size=8)
+    state = common.gpt_state(shape, "rope", seed, torch.float64)
+    batches = [(common.tokens(3, 8, 11, seed + i), common.targets(3, 8, 11, seed + i)) for i in range(3)]
+    schedule = dict(learning_rate=1e-2 * (1 + seed % 5), lr_decay=True, warmup_tokens=30 + seed % 40,
+                    final_tokens=200, weight_decay=0.2, grad_norm_clip=0.5)
+
+    def run(impl):
+        model = common.gpt(impl, shape, "rope", state, train=True)
+        trainer = common.trainer(impl, model, **schedule)
+        losses = [trainer.step(x, y) for x, y in batches]
+        return losses, model.state_dict()
+
+    got, expected = run(student), oracle(run)
+    with parts("the losses"):
+        for index in range(3):
+            common.assert_loss(got[0][index], expected[0][index], f"the loss of step {index + 1}")
+    with parts("the parameters after three steps", 2):
+        common.assert_state_close(got[1], expected[1], "after three steps")
+
+
+@graded(points=1, covers=["learning_rate"])
+def test_learning_rate_unseen(student, oracle, seed):
+    """learning_rate at unseen token counts and milestones"""
+    g = common.generator(seed)
+    warmup, final = int(torch.randint(10, 500, (1,), generator=g)), int(torch.randint(600, 5000, (1,), generator=g))
+    counts = sorted(int(t) for t in torch.randint(0, 6000, (20,), generator=g))
+
+    def run(impl):
+        config = impl.trainer.TrainerConfig(learning_rate=1e-3, lr_decay=True, warmup_tokens=warmup,
+                                            final_tokens=final)
+        return [float(impl.trainer.learning_rate(t, config)) for t in counts]
+
+    assert_close(run(student), oracle(run), f"the rates (warm-up {warmup} tokens, final {final}) at tokens {counts}",
+                 rtol=1e-6, atol=1e-12)

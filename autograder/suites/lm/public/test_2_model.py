@@ -1,0 +1,126 @@
+"""model.py: the block, the GPT (vanilla and rope), its loss, and generation, with the reference's weights."""
+
+import torch
+
+from autograder.grading import assert_close, assert_tensor, forward_backward, graded, read
+from autograder.suites.lm import common
+from autograder.suites.lm.common import Shape
+
+BLOCK_COVERS = ["Block", "CausalSelfAttention", "RotaryCausalSelfAttention"]
+GPT_COVERS = ["GPT", *BLOCK_COVERS]
+SHAPE = Shape()
+BLOCK_SHAPE = Shape(n_embd=4)  # small: every known mistake's gradients are recorded for the public checks
+
+
+@graded(points=3, covers=BLOCK_COVERS, builds_on=["masking", "positions"])
+def test_block(student, oracle, parts):
+    """Block: output and gradients match the reference (vanilla and rope, float32 and float64)"""
+    for variant, dtype in [("vanilla", torch.float32), ("rope", torch.float64)]:
+        state = common.block_state(BLOCK_SHAPE.n_embd, seed=40, dtype=dtype)
+        x = torch.randn(2, 5, BLOCK_SHAPE.n_embd, generator=common.generator(41), dtype=torch.float64).to(dtype)
+
+        def run(impl, variant=variant, state=state, x=x):
+            return forward_backward(common.block(impl, BLOCK_SHAPE, variant, state), x)
+
+        with parts(f"{variant}, {dtype}"):
+            got, expected = run(student), oracle(run)
+            assert_tensor(got["output"], "the output", shape=tuple(x.shape), dtype=dtype)
+            assert_close(got["output"], expected["output"], "the output")
+            assert_close(got["input_grads"][0], expected["input_grads"][0], "the gradient of the input")
+            for name in state:
+                grad = got["param_grads"].get(name)
+                assert grad is not None, f"{name} received no gradient: is it used in forward?"
+                assert_close(grad, expected["param_grads"][name], f"the gradient of {name}")
+
+
+@graded(points=4, covers=GPT_COVERS, builds_on=["masking", "positions"])
+def test_gpt_logits_and_loss(student, oracle, parts):
+    """GPT: logits and loss match the reference (vanilla and rope, float32 and float64, pad targets)"""
+    for variant in ("vanilla", "rope"):
+        for dtype in (torch.float32, torch.float64):
+            state = common.gpt_state(SHAPE, variant, seed=50, dtype=dtype)
+            x = common.tokens(3, 7, SHAPE.vocab_size, seed=51)
+            y = common.targets(3, 7, SHAPE.vocab_size, seed=51)
+
+            def run(impl, variant=variant, state=state, x=x, y=y):
+                return common.gpt(impl, SHAPE, variant, state)(x, y)
+
+            with parts(f"{variant}, {dtype}"):
+                got, expected = run(student), oracle(run)
+                assert isinstance(got, tuple | list) and len(got) == 2, "forward(idx, targets) returns (logits, loss)"
+                assert_tensor(got[0], "the logits", shape=(3, 7, SHAPE.vocab_size), dtype=dtype)
+                assert_close(got[0], expected[0], "the logits")
+                common.assert_loss(got[1], expected[1])
+
+
+@graded(points=2, covers=["GPT"])
+def test_loss_ignores_pad_targets(student, parts):
+    """GPT: positions whose target is the pad id carry no loss"""
+    state = common.gpt_state(SHAPE, "vanilla", seed=60, dtype=torch.float64)
+    model = common.gpt(student, SHAPE, "vanilla", state)
+    x = common.tokens(2, 6, SHAPE.vocab_size, seed=61)
+    y = common.targets(2, 6, SHAPE.vocab_size, seed=61, pads=False)
+    y[:, -1] = 0
+    with parts("changing the input whose target is a pad"):
+        _, loss = model(x, y)
+        changed = x.clone()
+        changed[:, -1] = (x[:, -1] + 1 - 2) % (SHAPE.vocab_size - 2) + 2
+        _, again = model(changed, y)
+        assert_close(again, loss, "the loss after changing only the last input, whose target is the pad id (the "
+                     "loss must ignore targets equal to 0: pass ignore_index=0 to cross_entropy)")
+    with parts("a pad target added to the batch"):
+        logits, _ = model(x)
+        keep = y != 0
+        wanted = torch.nn.functional.cross_entropy(logits[keep], y[keep]).float()
+        common.assert_loss(loss, wanted, "the loss compared with the mean cross-entropy over the non-pad targets only")
+
+
+@graded(points=2, covers=["GPT.generate", *GPT_COVERS], builds_on=["masking", "positions"])
+def test_greedy_generate(student, oracle, parts):
+    """GPT.generate: greedy decoding gives exactly the reference's ids, past block_size too"""
+    for variant in ("vanilla", "rope"):
+        state = common.gpt_state(SHAPE, variant, seed=70, dtype=torch.float64)
+        prompt = common.tokens(2, 4, SHAPE.vocab_size, seed=71)
+
+        def run(impl, variant=variant, state=state, prompt=prompt):
+            return common.gpt(impl, SHAPE, variant, state).generate(prompt, 14)
+
+        with parts(variant):
+            got = run(student)
+            assert_tensor(got, "generate(idx, 14)", shape=(2, 18), dtype=torch.int64)
+            assert_close(got, oracle(run), "the generated ids")
+
+
+@graded(points=1, covers=["GPT.generate", *GPT_COVERS], builds_on=["masking", "positions"])
+def test_sampled_generate(student, oracle):
+    """GPT.generate: sampling with temperature and top_k, from a seeded generator, matches the reference"""
+    state = common.gpt_state(SHAPE, "vanilla", seed=75, dtype=torch.float64)
+    prompt = common.tokens(3, 3, SHAPE.vocab_size, seed=76)
+
+    def run(impl):
+        rng = impl.model.torch.Generator().manual_seed(77)
+        return common.gpt(impl, SHAPE, "vanilla", state).generate(prompt, 6, sample=True, temperature=1.5, top_k=4,
+                                                                   generator=rng)
+
+    got = run(student)
+    assert_tensor(got, "generate(idx, 6, sample=True, ...)", shape=(3, 9), dtype=torch.int64)
+    assert_close(got, oracle(run), "the sampled ids (softmax of logits / temperature over the top_k logits, then "
+                 "torch.multinomial with the generator)")
+
+
+@graded(points=1, covers=GPT_COVERS, builds_on=["masking", "positions"])
+def test_no_dropout_in_eval_mode(student, oracle):
+    """GPT: in eval mode dropout is off (a model with dropout 0.5 gives the reference's eval-mode logits)"""
+    state = common.gpt_state(SHAPE, "vanilla", seed=80)
+    x = common.tokens(2, 6, SHAPE.vocab_size, seed=81)
+
+    def run(impl):
+        model = common.gpt(impl, SHAPE, "vanilla", state, dropout=0.5)
+        return model(x)[0], model(x)[0], read(model, "training")
+
+    got = run(student)
+    assert got[2] is False, "model.eval() should leave the model with training == False"
+    expected = oracle(run)
+    assert_close(got[0], expected[0], "the logits in eval mode with dropout=0.5 (dropout must only act in training: "
+                 "use nn.Dropout modules, or pass training=self.training)")
+    assert_close(got[1], expected[1], "the logits of a second eval-mode call")

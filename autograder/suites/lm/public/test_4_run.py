@@ -1,0 +1,49 @@
+"""run.py: predictions, exact match and the majority baseline."""
+
+import torch
+
+from autograder.grading import graded, read
+from autograder.suites.lm import common
+from autograder.suites.lm.common import Shape
+
+QUESTIONS = ["Where was Ada born?", "Where was Bo born?", "Where was Cy Li born?"]
+TEXT = "".join(f"{q}\tAl Ulm\n" for q in QUESTIONS)
+
+
+def _predict(impl, state, shape):
+    vocab = impl.dataset.Vocabulary(TEXT)
+    model = common.gpt(impl, shape, "vanilla", state, dropout=0.5, train=True)
+    return impl.run.predict(model, vocab, QUESTIONS, max_new_tokens=6), read(model, "training")
+
+
+@graded(points=2, covers=["predict", "GPT.generate", "GPT"], builds_on=["masking", "positions"])
+def test_predict(student, oracle, parts):
+    """predict: greedy answers in eval mode match the reference (the model had dropout and was in training mode)"""
+    shape = Shape(vocab_size=len(set(TEXT)) + 2, block_size=32, n_layer=1)
+    state = common.gpt_state(shape, "vanilla", seed=110, dtype=torch.float64)
+    got, expected = _predict(student, state, shape), oracle(lambda impl: _predict(impl, state, shape))
+    with parts("the answers", 2):
+        assert isinstance(got[0], list) and got[0] == expected.value[0], (
+            f"predict gave {got[0]!r}, expected {expected.value[0]!r}: complete each question + MASK greedily in eval "
+            "mode and keep what comes before the next MASK")
+    with parts("eval mode"):
+        assert got[1] is False, "after predict the model is still in training mode: call model.eval() first"
+
+
+@graded(points=1, covers=["exact_match"])
+def test_exact_match(student, parts):
+    """exact_match: counts answers equal to their label, ignoring surrounding spaces"""
+    with parts("plain"):
+        got = student.run.exact_match(["Ulm", "Paris", "Rome"], ["Ulm", "Rome", "Rome"])
+        assert tuple(got) == (2, 3), f"exact_match gave {got!r}, expected (2, 3)"
+    with parts("surrounding spaces"):
+        got = student.run.exact_match([" Ulm", "New Lake \n", "Rome"], ["Ulm ", "New Lake", "Rom"])
+        assert tuple(got) == (2, 3), (f"exact_match gave {got!r} for answers with surrounding spaces, expected (2, 3): "
+                                      "strip() both sides before comparing")
+
+
+@graded(points=1, covers=["majority_baseline"])
+def test_majority_baseline(student):
+    """majority_baseline: the commonest training answer, once per question"""
+    got = student.run.majority_baseline(["Ulm", "Rome", "Ulm", "Paris"], 3)
+    assert list(got) == ["Ulm"] * 3, f"majority_baseline gave {got!r}, expected ['Ulm', 'Ulm', 'Ulm']"

@@ -1,0 +1,15 @@
+"""The mask character is written only once (prefix MASK suffix span): the second mask, which tells the model
+where the masked span starts, is missing."""
+# target: dataset.py
+
+
+def corrupt(document, block_size, rng):
+    text = document[:rng.randint(4, int(7 / 8 * block_size))]
+    n = len(text)
+    span = rng.randint(1, max(1, n // 2))
+    start = rng.randint(0, n - span)
+    prefix, masked, suffix = text[:start], text[start:start + span], text[start + span:]
+    example = prefix + MASK_CHAR + suffix + masked
+    return example + PAD_CHAR * (block_size + 1 - len(example))
+
+# autograder-hidden-canary-7d3e9a (never ships to students)

@@ -1,0 +1,15 @@
+"""The masked span always has the same length (a quarter of the text) instead of a random length averaging a
+quarter."""
+# target: dataset.py
+
+
+def corrupt(document, block_size, rng):
+    text = document[:rng.randint(4, int(7 / 8 * block_size))]
+    n = len(text)
+    span = max(1, n // 4)
+    start = rng.randint(0, n - span)
+    prefix, masked, suffix = text[:start], text[start:start + span], text[start + span:]
+    example = prefix + MASK_CHAR + suffix + MASK_CHAR + masked
+    return example + PAD_CHAR * (block_size + 1 - len(example))
+
+# autograder-hidden-canary-7d3e9a (never ships to students)

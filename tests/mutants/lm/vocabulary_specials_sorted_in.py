@@ -1,0 +1,14 @@
+"""The pad and mask characters are sorted in with the corpus's characters, so they are not ids 0 and 1 (the loss
+then ignores some other character instead of the pads)."""
+# target: dataset.py
+
+_CorrectVocabulary = Vocabulary
+
+
+class Vocabulary(_CorrectVocabulary):
+    def __init__(self, text):
+        super().__init__(text)
+        self.itos = sorted(set(text) | {PAD_CHAR, MASK_CHAR})
+        self.stoi = {char: i for i, char in enumerate(self.itos)}
+
+# autograder-hidden-canary-7d3e9a (never ships to students)

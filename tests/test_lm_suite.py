@@ -1,0 +1,101 @@
+"""The lm suite: its bundled examples, its property checks (which need no reference) and the predictions route."""
+
+from __future__ import annotations
+
+import csv
+import os
+
+import pytest
+from conftest import REPO
+
+from autograder import assignment as assignments
+from autograder import cli, implementations, mutants
+from autograder.suites.lm import common
+
+LM = assignments.load("lm")
+EXAMPLES = REPO / "examples" / "lm"
+BLOCK = 32
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return implementations.load(LM.solution_dir, LM.modules)
+
+
+def mutant(name: str):
+    return next(m for m in mutants.catalog(LM) if m.name == name).implementation
+
+
+def test_demo_grades_every_bundled_lm_example(tmp_path):
+    """What `make demo` does for lm, without retraining: reference full marks, skeleton none, and the partly wrong
+    student's feedback names each of its mistakes."""
+    assert cli.main(["grade", str(EXAMPLES), "--out", str(tmp_path), "--jobs", "2", "--quiet",
+                     "--skip-tag", "retraining"]) == 0
+    rows = {row["submission"]: row for row in csv.DictReader(open(tmp_path / "gradebook.csv"))}
+    assert set(rows) == {"reference", "skeleton", "partly_wrong"}
+    assert rows["reference"]["score"] == rows["reference"]["max_score"]
+    assert float(rows["skeleton"]["score"]) == 0
+    assert 0.5 * float(rows["partly_wrong"]["max_score"]) < float(rows["partly_wrong"]["score"]) < float(
+        rows["partly_wrong"]["max_score"])
+    feedback = (tmp_path / "partly_wrong" / "feedback.md").read_text()
+    for mistake in ("the masked span always has the same length for a given text length",
+                    "The learning-rate warm-up is skipped", "strip() both sides before comparing",
+                    "vanilla.dev.predictions has 500 lines for the 437 questions"):
+        assert mistake in feedback, mistake
+
+
+def _examples(impl, seed: int, draws: int = 12):
+    text = common.corpus(seed)
+    documents = [line for line in text.split("\n") if line.strip()]
+    data = impl.dataset.CharCorruptionDataset(text, BLOCK, seed=seed)
+    return common.collect_examples(data, documents, draws), documents
+
+
+@pytest.mark.parametrize("name, check, message", [
+    ("span_fixed_length", lambda e, d: common.assert_spans(e), "always has the same length"),
+    ("truncation_off_by_one", lambda e, d: common.assert_truncation(e, d, BLOCK), "off by one"),
+    ("no_random_truncation", lambda e, d: common.assert_truncation(e, d, BLOCK), "must be random"),
+])
+def test_dataset_properties_catch_mistakes_without_the_reference(reference, name, check, message):
+    """Each property check passes on the reference and fails on a known mistake, on several corpora."""
+    for seed in (1, 2, 3):
+        examples, documents = _examples(reference, seed)
+        common.assert_layout(examples, documents)
+        check(examples, documents)
+        wrong, documents = _examples(mutant(name), seed)
+        with pytest.raises(AssertionError, match=message):
+            check(wrong, documents)
+
+
+def test_mask_written_once_is_named(reference):
+    with pytest.raises(AssertionError, match="holds the mask character only once"):
+        _examples(mutant("mask_inserted_once"), 1, draws=1)
+
+
+def test_finetune_check_names_unmasked_questions(reference):
+    pairs = [("Where was Ada born?", "Ulm")]
+    text = "".join(f"{q}\t{a}\n" for q, a in pairs)
+    for impl, error in ((reference, None), (mutant("finetune_question_not_masked"), "keeps the targets")):
+        vocab = impl.dataset.Vocabulary(text)
+        x, y = impl.dataset.NameDataset(pairs, vocab, BLOCK)[0]
+        if error is None:
+            common.assert_finetune_item(x, y, *pairs[0], vocab.itos, BLOCK)
+        else:
+            with pytest.raises(AssertionError, match=error):
+                common.assert_finetune_item(x, y, *pairs[0], vocab.itos, BLOCK)
+
+
+def test_predictions_are_read_as_plain_files_only(tmp_path):
+    """A link (to the hidden labels, say) planted by the student's code is refused, never followed."""
+    labels = tmp_path / "labels.tsv"
+    labels.write_text("Where was A born?\tUlm\n")
+    (tmp_path / "plain.predictions").write_text("Ulm\n")
+    os.symlink(labels, tmp_path / "link.predictions")
+    assert common.read_plain_text(tmp_path / "plain.predictions") == "Ulm\n"
+    with pytest.raises(AssertionError, match="cannot be read"):
+        common.read_plain_text(tmp_path / "link.predictions")
+
+
+def test_predictions_threshold_is_clearly_above_the_baseline():
+    labels = ["Ulm"] * 20 + [f"town {i}" for i in range(380)]
+    assert common.baseline_threshold(labels, "Ulm") == pytest.approx(0.05 + 2 * (0.05 * 0.95 / 400) ** 0.5)
