@@ -1,4 +1,4 @@
-"""run.py: predictions, exact match and the majority baseline."""
+"""run.py: predictions and exact match (majority_baseline is given code, so it earns no points)."""
 
 import torch
 
@@ -41,9 +41,3 @@ def test_exact_match(student, parts):
         assert tuple(got) == (2, 3), (f"exact_match gave {got!r} for answers with surrounding spaces, expected (2, 3): "
                                       "strip() both sides before comparing")
 
-
-@graded(points=1, covers=["majority_baseline"])
-def test_majority_baseline(student):
-    """majority_baseline: the commonest training answer, once per question"""
-    got = student.run.majority_baseline(["Ulm", "Rome", "Ulm", "Paris"], 3)
-    assert list(got) == ["Ulm"] * 3, f"majority_baseline gave {got!r}, expected ['Ulm', 'Ulm', 'Ulm']"
