@@ -18,4 +18,7 @@ def _generate(self, idx, max_new_tokens, sample=False, temperature=1.0, top_k=No
             out = out[:, :idx.shape[1] + int(seen.nonzero()[0]) + 1]
     return out
 
+
+GPT.generate = _generate
+
 # autograder-hidden-canary-7d3e9a (never ships to students)
