@@ -26,7 +26,7 @@ from rich.table import Table
 from tqdm import tqdm
 
 from autograder import assignment as assignments
-from autograder.results import Results, TestResult, atomic_write
+from autograder.results import Results, TestResult, atomic_write, points
 from autograder.sandbox import become_subreaper
 
 SEARCH_DEPTH = 3
@@ -131,7 +131,7 @@ def grade_all(jobs: list[Job], out: Path, *, workers: int = 1, public_only: bool
 
     def run(job: Job) -> Results:
         results = grade_job(job, out / job.name, hide, public_only=public_only, oracle=oracle, skip_tags=skip_tags)
-        bar.set_postfix_str(f"{job.name}: {results.score:g}/{results.max_score:g}")
+        bar.set_postfix_str(f"{job.name}: {points(results.score)}/{points(results.max_score)}")
         bar.update()
         return results
 
@@ -227,8 +227,9 @@ def summary_table(collected: list[Results]) -> Table:
                          max_width=60 if column == "status" else None)
     for results in collected:
         passed = sum(t.status == "passed" for t in results.tests)
-        table.add_row(results.submission, results.assignment, f"{results.score:g} / {results.max_score:g}",
-                      f"{passed}/{len(results.tests)}", f"{results.execution_time:.1f}", _status(results))
+        score = f"{points(results.score)} / {points(results.max_score)}"
+        table.add_row(results.submission, results.assignment, score, f"{passed}/{len(results.tests)}",
+                      f"{results.execution_time:.1f}", _status(results))
     return table
 
 
@@ -253,8 +254,9 @@ def summary_markdown(collected: list[Results]) -> str:
     lines = ["| submission | assignment | score | passed | time (s) | status |", "|---|---|---|---|---|---|"]
     for results in collected:
         passed = sum(t.status == "passed" for t in results.tests)
-        lines.append(f"| {results.submission} | {results.assignment} | {results.score:g} / {results.max_score:g} "
-                     f"| {passed}/{len(results.tests)} | {results.execution_time:.1f} | {_status(results)} |")
+        score = f"{points(results.score)} / {points(results.max_score)}"
+        lines.append(f"| {results.submission} | {results.assignment} | {score} | {passed}/{len(results.tests)} "
+                     f"| {results.execution_time:.1f} | {_status(results)} |")
     return "\n".join(lines) + "\n"
 
 

@@ -83,7 +83,7 @@ class Results:
     def feedback(self) -> str:
         """A readable report: the total, load problems, then each test with what went wrong."""
         lines = [f"# {self.assignment}: {self.submission}", "",
-                 f"**Score: {self.score:g} / {self.max_score:g}**", ""]
+                 f"**Score: {points(self.score)} / {points(self.max_score)}**", ""]
         device = self.extra_data.get("device")
         if device:
             lines.append(f"Graded on {device} in {self.execution_time:.1f} s.")
@@ -95,11 +95,16 @@ class Results:
             if test.max_score == 0 and test.status == "passed":
                 mark = "INFO"
             note = "" if test.visibility == "visible" else f" _(visibility: {test.visibility})_"
-            lines.append(f"## [{mark}] {test.name} ({test.score:g}/{test.max_score:g}){note}")
+            lines.append(f"## [{mark}] {test.name} ({points(test.score)}/{points(test.max_score)}){note}")
             if test.output:
                 lines += ["", test.output]
             lines.append("")
         return "\n".join(lines)
+
+
+def points(value: float) -> str:
+    """Points as people read them: at most two decimals (partial credit of 7/12 shows as 0.58)."""
+    return f"{round(value, 2):g}"
 
 
 def atomic_write(path: Path, text: str) -> None:

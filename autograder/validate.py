@@ -18,7 +18,7 @@ from rich.console import Console
 
 from autograder import assignment as assignments
 from autograder import batch, mutants
-from autograder.results import Results
+from autograder.results import Results, points
 
 MUTANT_SKIP_TAGS = ("retraining",)
 
@@ -39,8 +39,9 @@ def validate(names: list[str], out: Path, workers: int) -> bool:
         for problem in problems:
             console.print(f"[red]FAIL[/red] {name}: {problem}")
         if not problems:
-            console.print(f"[green]OK[/green] {name}: reference {full[0].score:g}/{full[0].max_score:g}, skeleton "
-                          f"{full[1].score:g}, {len(full) - 2} mutants all caught; replayed public tests agree")
+            reference = f"{points(full[0].score)}/{points(full[0].max_score)}"
+            console.print(f"[green]OK[/green] {name}: reference {reference}, skeleton {points(full[1].score)}, "
+                          f"{len(full) - 2} mutants all caught; replayed public tests agree")
         ok = ok and not problems
     return ok
 
@@ -93,7 +94,7 @@ def _matrix(name: str, full: list[Results]) -> str:
             got = by_number.get(test.number)
             cells.append("-" if test.number in skipped else "." if got and got.score >= got.max_score
                          else "~" if got and got.score > 0 else "x")
-        score = f"{results.score:g}/{results.max_score:g}"
+        score = f"{points(results.score)}/{points(results.max_score)}"
         lines.append(f"{results.submission:<{width}}{score:>9} " + " ".join(f"{c:>4}" for c in cells))
     lines += ["", *(f"  {t.number:>4}  {t.name}" for t in tests)]
     return "\n".join(lines)
