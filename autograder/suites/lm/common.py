@@ -131,7 +131,8 @@ def assert_loss(got, expected, what: str = "the loss") -> None:
     assert_tensor(got, what)
     assert got.numel() == 1, f"{what}: shape {tuple(got.shape)}, expected a single number (a 0-dim tensor)"
     assert got.is_floating_point(), f"{what}: dtype {got.dtype}, expected a floating-point tensor"
-    assert_close(got.float().reshape(()), expected, what, rtol=1e-4, atol=1e-5)
+    wanted = expected.value if isinstance(expected, Expected) else expected
+    assert_close(got.float().reshape(wanted.shape), expected, what, rtol=1e-4, atol=1e-5)
 
 
 def assert_state_close(got, expected: Expected, when: str) -> None:

@@ -8,11 +8,13 @@ from autograder.suites.lm.common import Shape
 
 BLOCK_COVERS = ["Block", "CausalSelfAttention", "RotaryCausalSelfAttention"]
 GPT_COVERS = ["GPT", *BLOCK_COVERS]
+# Recording (autograder build) computes every known mistake's values within the test's time limit.
+RECORDING_TIMEOUT = 180
 SHAPE = Shape()
 BLOCK_SHAPE = Shape(n_embd=4)  # small: every known mistake's gradients are recorded for the public checks
 
 
-@graded(points=3, covers=BLOCK_COVERS, builds_on=["masking", "positions"])
+@graded(points=3, timeout=RECORDING_TIMEOUT, covers=BLOCK_COVERS, builds_on=["masking", "positions"])
 def test_block(student, oracle, parts):
     """Block: output and gradients match the reference (vanilla and rope, float32 and float64)"""
     for variant, dtype in [("vanilla", torch.float32), ("rope", torch.float64)]:
@@ -33,7 +35,7 @@ def test_block(student, oracle, parts):
                 assert_close(grad, expected["param_grads"][name], f"the gradient of {name}")
 
 
-@graded(points=4, covers=GPT_COVERS, builds_on=["masking", "positions"])
+@graded(points=4, timeout=RECORDING_TIMEOUT, covers=GPT_COVERS, builds_on=["masking", "positions"])
 def test_gpt_logits_and_loss(student, oracle, parts):
     """GPT: logits and loss match the reference (vanilla and rope, float32 and float64, pad targets)"""
     for variant in ("vanilla", "rope"):
@@ -53,7 +55,7 @@ def test_gpt_logits_and_loss(student, oracle, parts):
                 common.assert_loss(got[1], expected[1])
 
 
-@graded(points=2, covers=["GPT"])
+@graded(points=2, timeout=RECORDING_TIMEOUT, covers=["GPT"])
 def test_loss_ignores_pad_targets(student, parts):
     """GPT: positions whose target is the pad id carry no loss"""
     state = common.gpt_state(SHAPE, "vanilla", seed=60, dtype=torch.float64)
@@ -75,7 +77,7 @@ def test_loss_ignores_pad_targets(student, parts):
         common.assert_loss(loss, wanted, "the loss compared with the mean cross-entropy over the non-pad targets only")
 
 
-@graded(points=2, covers=["GPT.generate", *GPT_COVERS], builds_on=["masking", "positions"])
+@graded(points=2, timeout=RECORDING_TIMEOUT, covers=["GPT.generate", *GPT_COVERS], builds_on=["masking", "positions"])
 def test_greedy_generate(student, oracle, parts):
     """GPT.generate: greedy decoding gives exactly the reference's ids, past block_size too"""
     for variant in ("vanilla", "rope"):
@@ -91,7 +93,7 @@ def test_greedy_generate(student, oracle, parts):
             assert_close(got, oracle(run), "the generated ids")
 
 
-@graded(points=1, covers=["GPT.generate", *GPT_COVERS], builds_on=["masking", "positions"])
+@graded(points=1, timeout=RECORDING_TIMEOUT, covers=["GPT.generate", *GPT_COVERS], builds_on=["masking", "positions"])
 def test_sampled_generate(student, oracle):
     """GPT.generate: sampling with temperature and top_k, from a seeded generator, matches the reference"""
     state = common.gpt_state(SHAPE, "vanilla", seed=75, dtype=torch.float64)
@@ -108,7 +110,7 @@ def test_sampled_generate(student, oracle):
                  "torch.multinomial with the generator)")
 
 
-@graded(points=1, covers=GPT_COVERS, builds_on=["masking", "positions"])
+@graded(points=1, timeout=RECORDING_TIMEOUT, covers=GPT_COVERS, builds_on=["masking", "positions"])
 def test_no_dropout_in_eval_mode(student, oracle):
     """GPT: in eval mode dropout is off (a model with dropout 0.5 gives the reference's eval-mode logits)"""
     state = common.gpt_state(SHAPE, "vanilla", seed=80)
