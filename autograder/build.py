@@ -30,6 +30,7 @@ from autograder import assignment as assignments
 from autograder import notebooks
 from autograder.checks import tolerance
 from autograder.oracle import read_store
+from autograder.results import Results
 
 BEGIN = re.compile(r"^(?P<indent>\s*)# BEGIN SOLUTION\b:?\s*(?P<hint>.*)$")
 END = re.compile(r"^\s*# END SOLUTION\s*$")
@@ -186,6 +187,11 @@ def record_expected(assignment: assignments.Assignment, check: bool) -> list[str
         if process.returncode != 0 or not store.is_file():
             output = process.stdout[-2000:] + process.stderr[-2000:]
             return [f"{assignment.name}: recording expected values failed:\n{output}"]
+        graded = Results.from_gradescope(json.loads((Path(temp) / "out" / "results.json").read_text()))
+        failing = [f"{t.number} {t.name}" for t in graded.tests if t.score < t.max_score]
+        if failing:  # a check the reference fails is not recorded, so students could never pass it
+            return [f"{assignment.name}: the reference fails public tests while recording, so their expected "
+                    f"values are incomplete: {'; '.join(failing)}"]
         current = assignment.expected_file
         if check:
             if not current.is_file() or not same_store(current, store):

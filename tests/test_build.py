@@ -3,7 +3,7 @@
 import pytest
 
 from autograder import assignment as assignments
-from autograder.build import BuildError, skeleton_files, strip_solutions
+from autograder.build import BuildError, record_expected, skeleton_files, strip_solutions
 
 SOLUTION = '''import torch
 
@@ -53,3 +53,12 @@ def test_checked_in_skeletons_match_the_solutions(name):
     for relative, content in skeleton_files(assignment).items():
         path = assignment.skeleton_dir / relative
         assert path.read_bytes() == content, f"{path} is out of date: run `autograder build {name}`"
+
+
+def test_recording_refuses_a_reference_that_fails_public_tests(monkeypatch):
+    """A check the reference fails records nothing, so students could never pass it: the build says so."""
+    masking = assignments.load("masking")
+    monkeypatch.setattr(assignments.Assignment, "solution_dir", property(lambda self: self.skeleton_dir))
+    [problem] = record_expected(masking, check=True)
+    assert "the reference fails public tests while recording" in problem
+    assert "masked_softmax" in problem
