@@ -225,11 +225,13 @@ def public_world_seed(secret: str) -> str:
 
 
 # Named world sizes (``generate_world`` arguments). "cs224n" has the shape of the CS224N data and is
-# the public world students get; "cpu-tier" is what the CPU tier trains on (see the lm suite's
-# thresholds.toml for how it was chosen).
+# the public world students get; "cpu-tier" is what the CPU tier trains on; "retraining" is the
+# grader's secret world, about half the cpu-tier's pretraining corpus (no test people, whom nothing
+# scores) so that CI's reference retraining takes a couple of minutes (see the lm suite's thresholds.toml).
 SIZES = {
     "cs224n": {"people": 2937, "dev": 500, "test": 437, "bios_per_person": 1},
     "cpu-tier": {"people": 300, "dev": 100, "test": 100, "bios_per_person": 1},
+    "retraining": {"people": 160, "dev": 64, "test": 0, "bios_per_person": 1},
 }
 PUBLIC_SIZE = "cs224n"
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import csv
 import logging
-import math
 import statistics
 import sys
 import time
@@ -26,9 +25,11 @@ from pathlib import Path
 from common import REFERENCE, environment, load_implementation
 
 from autograder.birthplaces import cloze_match, exact_match, majority_answer
+from autograder.suites.lm import gates
 from autograder.world import SIZES, generate_world
 
 log = logging.getLogger("cpu_tier")
+Z = 3.0  # binomial standard errors below the reference's mean (see autograder/suites/lm/gates.py)
 RATES = ("cloze", "heldout_em", "train_acc", "scratch_train_acc", "scratch_heldout_em", "majority_em")
 
 
@@ -76,22 +77,6 @@ def rate(score: tuple[int, int]) -> float:
     return score[0] / score[1]
 
 
-def derived_gates(rows: list[dict], heldout: int, train: int, z: float = 3.0) -> dict:
-    """The gates of thresholds.toml from a sweep: a rate's gate is its mean minus z binomial standard
-    errors sqrt(p (1 - p) / n) (n: the people it is measured on), rounded down to 0.01; the loss bound is
-    the worst seed's loss plus z standard deviations across seeds, rounded up to 0.01."""
-    def floor(mean: float, n: int) -> float:
-        return math.floor(100 * (mean - z * math.sqrt(mean * (1 - mean) / n))) / 100
-
-    cloze = statistics.mean(r["cloze"] for r in rows)
-    scratch = statistics.mean(r["scratch_train_acc"] for r in rows)
-    losses = [r["pretrain_loss"] for r in rows]
-    spread = statistics.stdev(losses) if len(losses) > 1 else 0.0
-    return {"cloze_min": floor(cloze, heldout), "scratch_train_acc_min": floor(scratch, train),
-            "pretrain_loss_max": math.ceil(100 * (max(losses) + z * spread)) / 100,
-            "tier_seconds_max": 300.0}
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
@@ -117,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     mean = {key: statistics.mean(r[key] for r in rows) for key in rows[0] if isinstance(rows[0][key], float)}
     log.info("mean: %s", format_row(mean))
     n_train = world_args["people"] - world_args["dev"] - world_args["test"]
-    log.info("derived gates: %s", derived_gates(rows, world_args["dev"], n_train))
+    log.info("derived gates (z = %g): %s", Z, gates.derive(rows, world_args["dev"], n_train, Z))
     if options.csv:
         with open(options.csv, "w", newline="") as handle:
             writer = csv.DictWriter(handle, fieldnames=list(rows[0]))

@@ -1,0 +1,127 @@
+"""The retraining gates: reading thresholds.toml, deriving gates from a sweep, judging one retraining.
+
+A retraining yields rates on the held-out or finetuning people of a generated world (the cloze probe,
+finetune-only train accuracy, held-out exact match) and the final pretraining loss. ``judge`` turns
+them into graded parts; ``derive`` is the rule thresholds.toml was written with (bench/cpu_tier.py
+prints it): a rate's gate is the reference's mean minus z binomial standard errors, never below the
+majority baseline plus z of its own (a gate that "always the commonest town" could pass grades
+nothing); the loss bound is the worst seed's loss plus z standard deviations across seeds (with fewer
+than 3 seeds the spread is unknown, and 10 % of the mean loss stands in for it).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+THRESHOLDS = Path(__file__).with_name("thresholds.toml")
+
+
+@dataclass(frozen=True)
+class Gates:
+    """Minimum rates (fractions of people) and the maximum final pretraining loss."""
+
+    cloze_min: float
+    scratch_train_acc_min: float
+    pretrain_loss_max: float
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Wall-clock seconds each stage may train (the trainer's max_seconds), and the reference's own times."""
+
+    pretrain: float
+    finetune: float
+    scratch: float
+    reference_pretrain: float
+    reference_finetune: float
+    reference_scratch: float
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    size: str
+    preset: str
+    variant: str
+    gates: Gates
+    budget: Budget
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One graded part: its name, weight, whether it passed, and what to tell the student."""
+
+    part: str
+    weight: float
+    passed: bool
+    message: str
+
+
+def load(path: Path = THRESHOLDS) -> Thresholds:
+    """thresholds.toml: a stage may train ``factor`` times the reference's time, and never less than ``minimum_s``."""
+    data = tomllib.loads(path.read_text())
+    world, gates, budget = data["world"], data["gates"], data["budget"]
+
+    def allowed(stage: str) -> float:
+        return max(budget["factor"] * budget[f"reference_{stage}_s"], budget["minimum_s"])
+
+    return Thresholds(size=world["size"], preset=world["preset"], variant=world["variant"],
+                      gates=Gates(gates["cloze_min"], gates["scratch_train_acc_min"], gates["pretrain_loss_max"]),
+                      budget=Budget(pretrain=allowed("pretrain"), finetune=allowed("finetune"),
+                                    scratch=allowed("scratch"),
+                                    reference_pretrain=budget["reference_pretrain_s"],
+                                    reference_finetune=budget["reference_finetune_s"],
+                                    reference_scratch=budget["reference_scratch_s"]))
+
+
+def rate_gate(mean: float, n: int, z: float, majority: float) -> float:
+    """max(mean - z sqrt(mean (1 - mean) / n), majority + z sqrt(majority (1 - majority) / n)), to 0.01:
+    the first term rounded down, the floor up."""
+    def margin(p: float) -> float:
+        return z * math.sqrt(p * (1 - p) / n)
+
+    return max(_floor(mean - margin(mean)), _ceil(majority + margin(majority)))
+
+
+def derive(rows: list[dict], heldout: int, train: int, z: float) -> dict:
+    """The gates from a sweep's rows (bench/cpu_tier.py): ``heldout`` and ``train`` people per world."""
+    majority = statistics.mean(r["majority_em"] for r in rows)
+    losses = [r["pretrain_loss"] for r in rows]
+    spread = statistics.stdev(losses) if len(losses) >= 3 else 0.1 * statistics.mean(losses)
+    return {"cloze_min": rate_gate(statistics.mean(r["cloze"] for r in rows), heldout, z, majority),
+            "scratch_train_acc_min": rate_gate(statistics.mean(r["scratch_train_acc"] for r in rows), train, z,
+                                               majority),
+            "pretrain_loss_max": _ceil(max(losses) + z * spread)}
+
+
+def _floor(x: float) -> float:
+    return math.floor(round(100 * x, 6)) / 100  # rounded first: 100 * 0.68 is 68.00000000000001
+
+
+def _ceil(x: float) -> float:
+    return math.ceil(round(100 * x, 6)) / 100
+
+
+def judge(figures: dict, gates: Gates) -> list[Verdict]:
+    """The three parts of a retraining from its figures (keys as in bench/cpu_tier.py's rows); a figure that is
+    missing (its stage failed) fails its part. Weights: cloze probe 3, pretraining loss 1, finetune-only 2."""
+    cloze, loss, scratch = (figures.get(k) for k in ("cloze", "pretrain_loss", "scratch_train_acc"))
+    missing = "not measured: an earlier stage failed (see below)."
+    return [
+        Verdict("pretraining stores the facts: held-out people's birthplaces in the cloze probe", 3,
+                cloze is not None and cloze >= gates.cloze_min, missing if cloze is None else
+                f"completing each held-out person's biography up to the birthplace after pretraining gave the "
+                f"birthplace for {cloze:.0%} of them (the gate is {gates.cloze_min:.0%}; without pretraining, or "
+                "always naming the commonest town, a model gets only a few %)."),
+        Verdict("pretraining converges: the last epoch's mean loss", 1,
+                loss is not None and math.isfinite(loss) and loss <= gates.pretrain_loss_max,
+                missing if loss is None else
+                f"the last pretraining epoch's mean loss was {loss:.3f} (the bound is {gates.pretrain_loss_max:.2f})."),
+        Verdict("finetuning without pretraining learns its own people's birthplaces", 2,
+                scratch is not None and scratch >= gates.scratch_train_acc_min, missing if scratch is None else
+                f"a model finetuned from scratch answered {scratch:.0%} of its own finetuning questions exactly "
+                f"(the gate is {gates.scratch_train_acc_min:.0%})."),
+    ]

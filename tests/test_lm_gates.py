@@ -1,0 +1,78 @@
+"""The retraining gates as numbers: the derivation rule, the committed thresholds, and the parts they grade."""
+
+from __future__ import annotations
+
+import math
+import tomllib
+
+import pytest
+
+from autograder import assignment as assignments
+from autograder.suites.lm import gates
+from autograder.suites.lm.hidden import test_retraining
+from autograder.world import SIZES
+
+GATES = gates.Gates(cloze_min=0.6, scratch_train_acc_min=0.4, pretrain_loss_max=0.5)
+REFERENCE_LIKE = {"cloze": 0.8, "pretrain_loss": 0.3, "scratch_train_acc": 0.7, "heldout_em": 0.03}
+
+
+def passed(figures: dict) -> list[bool]:
+    return [v.passed for v in gates.judge(figures, GATES)]
+
+
+def test_a_run_like_the_reference_passes_every_part():
+    verdicts = gates.judge(REFERENCE_LIKE, GATES)
+    assert [v.passed for v in verdicts] == [True, True, True]
+    assert [v.weight for v in verdicts] == [3, 1, 2]
+
+
+@pytest.mark.parametrize(("changes", "expected"), [
+    ({"cloze": 0.59}, [False, True, True]),            # pretraining did not store the facts
+    ({"cloze": 0.6}, [True, True, True]),              # the gate itself passes
+    ({"pretrain_loss": 0.51}, [True, False, True]),
+    ({"pretrain_loss": math.nan}, [True, False, True]),
+    ({"scratch_train_acc": 0.05}, [True, True, False]),  # finetuning does not learn
+])
+def test_each_gate_fails_only_its_part(changes, expected):
+    assert passed({**REFERENCE_LIKE, **changes}) == expected
+
+
+def test_a_stage_that_failed_fails_its_parts_and_says_so():
+    verdicts = gates.judge({"scratch_train_acc": 0.7}, GATES)
+    assert [v.passed for v in verdicts] == [False, False, True]
+    assert all("not measured" in v.message for v in verdicts[:2])
+    failing = gates.judge({**REFERENCE_LIKE, "cloze": 0.25}, GATES)[0]
+    assert "25%" in failing.message and "60%" in failing.message
+
+
+def test_rate_gate_is_the_mean_less_z_standard_errors_with_a_floor_above_the_majority():
+    assert gates.rate_gate(0.8, 100, 3.0, 0.05) == 0.68       # 0.8 - 3 * 0.04
+    assert gates.rate_gate(0.8, 400, 3.0, 0.05) == 0.74       # more people, a narrower margin
+    assert gates.rate_gate(0.12, 100, 3.0, 0.05) == 0.12      # the floor: 0.05 + 3 * sqrt(0.05 * 0.95 / 100)
+    assert gates.rate_gate(0.10, 100, 0.0, 0.05) == 0.10
+
+
+def test_derive_from_a_sweep():
+    rows = [{"cloze": c, "scratch_train_acc": s, "pretrain_loss": loss, "majority_em": 0.05}
+            for c, s, loss in [(0.7, 0.5, 0.30), (0.8, 0.6, 0.32), (0.9, 0.7, 0.34)]]
+    derived = gates.derive(rows, heldout=100, train=100, z=3.0)
+    assert derived == {"cloze_min": 0.68, "scratch_train_acc_min": 0.45, "pretrain_loss_max": 0.4}
+    one_seed = gates.derive(rows[:1], heldout=100, train=100, z=3.0)
+    assert one_seed["pretrain_loss_max"] == 0.39, "fewer than 3 seeds: 10 % of the mean loss stands in for the spread"
+
+
+def test_the_committed_gates_follow_from_the_committed_sweep():
+    """thresholds.toml's gates are derive() of its own per-seed figures; the retraining fits the suite's limits."""
+    data = tomllib.loads(gates.THRESHOLDS.read_text())
+    world = data["world"]
+    assert world["size"] in SIZES and [r["seed"] for r in data["sweep"]] == world["seeds"]
+    size = SIZES[world["size"]]
+    derived = gates.derive(data["sweep"], heldout=size["dev"], train=size["people"] - size["dev"] - size["test"],
+                           z=data["gates"]["z"])
+    assert {k: data["gates"][k] for k in derived} == derived
+    assert gates.load().gates.cloze_min > max(r["majority_em"] for r in data["sweep"])
+    lm = assignments.load("lm")
+    budget = gates.load().budget
+    training = budget.pretrain + budget.finetune + budget.scratch
+    assert training + test_retraining.SLACK_SECONDS < lm.submission_timeout / 2, "room for every other test"
+    assert training * lm.limits.threads < lm.limits.cpu_seconds, "the worker's CPU-time limit allows the budget"
