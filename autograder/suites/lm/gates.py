@@ -3,7 +3,7 @@
 A retraining yields rates on the held-out or finetuning people of a generated world (the cloze probe,
 finetune-only train accuracy, held-out exact match) and the final pretraining loss. ``judge`` turns
 them into graded parts; ``derive`` is the rule thresholds.toml was written with (bench/cpu_tier.py
-prints it): a rate's gate is the reference's mean minus z binomial standard errors, never below the
+prints it): a rate's gate is the reference's worst seed minus z binomial standard errors, never below the
 majority baseline plus z of its own (a gate that "always the commonest town" could pass grades
 nothing); the loss bound is the worst seed's loss plus z standard deviations across seeds (with fewer
 than 3 seeds the spread is unknown, and 10 % of the mean loss stands in for it).
@@ -87,13 +87,15 @@ def rate_gate(mean: float, n: int, z: float, majority: float) -> float:
 
 
 def derive(rows: list[dict], heldout: int, train: int, z: float) -> dict:
-    """The gates from a sweep's rows (bench/cpu_tier.py): ``heldout`` and ``train`` people per world."""
+    """The gates from a sweep's rows (bench/cpu_tier.py): ``heldout`` and ``train`` people per world. A rate's
+    gate is the worst seed's rate less z binomial standard errors (never below the majority floor)."""
     majority = statistics.mean(r["majority_em"] for r in rows)
     losses = [r["pretrain_loss"] for r in rows]
     spread = statistics.stdev(losses) if len(losses) >= 3 else 0.1 * statistics.mean(losses)
-    return {"cloze_min": rate_gate(statistics.mean(r["cloze"] for r in rows), heldout, z, majority),
-            "scratch_train_acc_min": rate_gate(statistics.mean(r["scratch_train_acc"] for r in rows), train, z,
-                                               majority),
+    # The worst seed, not the mean: with few seeds the spread between training runs (seed 0 and 1 of the
+    # committed sweep: finetune-only 0.98 and 0.81) is wider than the binomial margin of one run.
+    return {"cloze_min": rate_gate(min(r["cloze"] for r in rows), heldout, z, majority),
+            "scratch_train_acc_min": rate_gate(min(r["scratch_train_acc"] for r in rows), train, z, majority),
             "pretrain_loss_max": _ceil(max(losses) + z * spread)}
 
 
