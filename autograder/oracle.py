@@ -3,7 +3,9 @@
 A test asks ``oracle(fn)`` where ``fn(impl)`` computes something from an implementation
 (``impl.masking.causal_mask(5)``); ``fn`` must be deterministic (seed inside it). The answer is
 an ``Expected``: the reference's value plus, computed only when a comparison fails, the value
-of every known mutant, so feedback can name the mistake.
+of every known mutant, so feedback can name the mistake. Each call runs with torch's global generator
+seeded (and restored afterwards): a mutant may draw random numbers the test does not control (dropout
+left on, sampling instead of argmax), and its recorded fingerprint must still be the same on every build.
 
 Students have no reference. For the public tests, ``autograder build`` records every oracle
 answer (reference and mutant values) into ``public/expected.zip`` (JSON plus ``.npy``, no pickle),
@@ -17,6 +19,8 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import torch
 
 from autograder import protocol
 
@@ -73,7 +77,7 @@ class Oracle:
                                      "public/expected.zip: ask the course staff to rebuild the assignment")
             value, variants = self.recorded[key]
             return Expected(value, variants)
-        value = fn(self.reference)
+        value = _seeded(fn, self.reference)
         if self.mode == "record":
             variants = self._run_mutants(fn)
             self.recorded[key] = (value, variants)
@@ -84,7 +88,7 @@ class Oracle:
         out = []
         for mutant in self.mutants:
             try:
-                out.append((mutant.description, fn(mutant.implementation)))
+                out.append((mutant.description, _seeded(fn, mutant.implementation)))
             except Exception:  # noqa: BLE001 - a mutant that cannot run this check matches nothing
                 continue
         return out
@@ -92,6 +96,12 @@ class Oracle:
     def save(self) -> None:
         if self.mode == "record" and self.store is not None:
             write_store(self.store, self.recorded)
+
+
+def _seeded(fn: Callable[[Any], Any], implementation) -> Any:
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        return fn(implementation)
 
 
 def write_store(path: Path, entries: dict[str, tuple[Any, Variants]]) -> None:
