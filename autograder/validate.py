@@ -31,7 +31,10 @@ def validate(names: list[str], out: Path, workers: int) -> bool:
         subjects = _subjects(assignment, out / name / "subjects")
         jobs = [batch.Job(label, path, name, skip_tags=MUTANT_SKIP_TAGS if label.startswith("mutant-") else ())
                 for label, path in subjects]
-        full = batch.grade_all(jobs, out / name / "graded", workers=workers, oracle="live", progress=False)
+        # The reference alone first: its timed tests (runtime ratios, retraining within a budget measured on an
+        # idle machine) must not share the cores with another grading (oversubscribed threads run many times slower).
+        full = [*batch.grade_all(jobs[:1], out / name / "graded", workers=1, oracle="live", progress=False),
+                *batch.grade_all(jobs[1:], out / name / "graded", workers=workers, oracle="live", progress=False)]
         public = batch.grade_all(jobs[:2], out / name / "replayed", workers=workers, public_only=True,
                                  oracle="replay", progress=False)
         problems = _judge(full, public)
