@@ -62,14 +62,18 @@ def test_derive_from_a_sweep():
 
 
 def test_the_committed_gates_follow_from_the_committed_sweep():
-    """thresholds.toml's gates are derive() of its own per-seed figures; the retraining fits the suite's limits."""
+    """thresholds.toml's gates are never stricter than derive() of its own per-seed figures (an instructor may
+    loosen one, with the reason in the file); the retraining fits the suite's limits."""
     data = tomllib.loads(gates.THRESHOLDS.read_text())
     world = data["world"]
     assert world["size"] in SIZES and [r["seed"] for r in data["sweep"]] == world["seeds"]
     size = SIZES[world["size"]]
     derived = gates.derive(data["sweep"], heldout=size["dev"], train=size["people"] - size["dev"] - size["test"],
                            z=data["gates"]["z"])
-    assert {k: data["gates"][k] for k in derived} == derived
+    committed = data["gates"]
+    assert committed["cloze_min"] <= derived["cloze_min"]
+    assert committed["scratch_train_acc_min"] <= derived["scratch_train_acc_min"]
+    assert committed["pretrain_loss_max"] >= derived["pretrain_loss_max"]
     assert gates.load().gates.cloze_min > max(r["majority_em"] for r in data["sweep"])
     lm = assignments.load("lm")
     budget = gates.load().budget
