@@ -115,3 +115,5 @@ def test_learning_rate_unseen(student, oracle, seed):
 
     assert_close(run(student), oracle(run), f"the rates (warm-up {warmup} tokens, final {final}) at tokens {counts}",
                  rtol=1e-6, atol=1e-12)
+
+# autograder-hidden-canary-7d3e9a (never ships to students)

@@ -47,3 +47,5 @@ def test_predictions_files(student, parts):
             assert correct / total >= needed, (
                 f"{path.name}: {correct} of {total} correct ({correct / total:.1%}); it needs {needed:.1%}, clearly "
                 f"above always answering {baseline!r} ({sum(a == baseline for a in labels) / total:.1%})")
+
+# autograder-hidden-canary-7d3e9a (never ships to students)
