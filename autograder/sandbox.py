@@ -251,7 +251,7 @@ class Sandbox:
             "MPLBACKEND": "Agg",
             "TQDM_DISABLE": "1",
         }
-        for name in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH"):
+        for name in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "OMP_WAIT_POLICY"):
             if name in os.environ:
                 env[name] = os.environ[name]
         return env

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import tempfile
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from autograder import timing
+from autograder import batch, timing
 from autograder.proxy import Student
 from autograder.sandbox import Isolation, Limits
 
@@ -25,15 +26,23 @@ MODULE = textwrap.dedent("""
     def sleep(seconds):
         time.perf_counter = lambda: 0.0  # forging the clock in the worker changes nothing
         time.sleep(seconds)
+
+    def wait_policy():
+        import os
+        return os.environ.get("OMP_WAIT_POLICY")
 """)
+
+
+def _measured_worker(folder: Path) -> Student:
+    os.chmod(folder, 0o711)  # the sandbox's uid (as root) must reach it, as in the runner
+    (folder / "measured.py").write_text(MODULE)
+    return Student(folder, [{"name": "measured"}], Limits(memory_mb=2048), Isolation())
 
 
 @pytest.fixture(scope="module")
 def worker():
     folder = Path(tempfile.mkdtemp(prefix="autograder-measured-"))
-    os.chmod(folder, 0o711)  # the sandbox's uid (as root) must reach it, as in the runner
-    (folder / "measured.py").write_text(MODULE)
-    student = Student(folder, [{"name": "measured"}], Limits(memory_mb=2048), Isolation())
+    student = _measured_worker(folder)
     yield student
     student.close()
     shutil.rmtree(folder, ignore_errors=True)
@@ -68,8 +77,43 @@ def test_verdicts_name_the_figures_and_the_limit():
         timing.check(_comparison(10, 10, 200, 40), max_memory_ratio=4)
 
 
+def test_time_is_judged_on_the_fastest_round():
+    """Load from elsewhere only adds time: two rounds slowed by it do not fail a fast implementation."""
+    hit = timing.Side(seconds=[0.010, 0.090, 0.090], peaks=[None] * 3)
+    steady = timing.Side(seconds=[0.010] * 3, peaks=[None] * 3)
+    timing.check(timing.Comparison(what="forward", device="cpu", student=hit, reference=steady), max_time_ratio=5)
+
+
 def test_memory_is_judged_with_slack_for_tiny_references_and_skipped_when_unknown():
     timing.check(_comparison(10, 10, 12, 0.5), max_memory_ratio=4)  # 12 MB against a 4 MB floor: 3x
     with pytest.raises(AssertionError, match="peak memory"):
         timing.check(_comparison(10, 10, 20, 0.5), max_memory_ratio=4)
     timing.check(_comparison(10, 10, None, 40), max_memory_ratio=4)
+
+
+def test_side_by_side_gradings_wait_passively(tmp_path, monkeypatch):
+    """Runners that share the cores get OMP_WAIT_POLICY=PASSIVE and pass it to their workers; a lone one does not."""
+    envs = []
+
+    real_run = subprocess.run
+
+    def run(command, **options):
+        if "autograder.runner" not in command:
+            return real_run(command, **options)
+        envs.append(options["env"])
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(batch.subprocess, "run", run)
+    jobs = [batch.Job(name, tmp_path, "masking") for name in ("a", "b")]
+    batch.grade_all(jobs, tmp_path / "side-by-side", workers=2, progress=False)
+    batch.grade_all(jobs, tmp_path / "one-at-a-time", workers=1, progress=False)
+    assert [env and env["OMP_WAIT_POLICY"] for env in envs] == ["PASSIVE", "PASSIVE", None, None]
+
+    monkeypatch.setenv("OMP_WAIT_POLICY", "PASSIVE")
+    folder = Path(tempfile.mkdtemp(prefix="autograder-measured-"))  # the sandbox's uid cannot reach tmp_path
+    student = _measured_worker(folder)
+    try:
+        assert student.measured.wait_policy() == "PASSIVE"
+    finally:
+        student.close()
+        shutil.rmtree(folder, ignore_errors=True)
