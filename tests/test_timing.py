@@ -94,7 +94,6 @@ def test_memory_is_judged_with_slack_for_tiny_references_and_skipped_when_unknow
 def test_side_by_side_gradings_wait_passively(tmp_path, monkeypatch):
     """Runners that share the cores get OMP_WAIT_POLICY=PASSIVE and pass it to their workers; a lone one does not."""
     envs = []
-
     real_run = subprocess.run
 
     def run(command, **options):

@@ -77,13 +77,13 @@ def load(path: Path = THRESHOLDS) -> Thresholds:
                                     reference_scratch=budget["reference_scratch_s"]))
 
 
-def rate_gate(mean: float, n: int, z: float, majority: float) -> float:
-    """max(mean - z sqrt(mean (1 - mean) / n), majority + z sqrt(majority (1 - majority) / n)), to 0.01:
-    the first term rounded down, the floor up."""
+def rate_gate(rate: float, n: int, z: float, majority: float) -> float:
+    """max(rate - z sqrt(rate (1 - rate) / n), majority + z sqrt(majority (1 - majority) / n)), to 0.01:
+    the first term rounded down, the floor up (``rate``: the reference's, on ``n`` people)."""
     def margin(p: float) -> float:
         return z * math.sqrt(p * (1 - p) / n)
 
-    return max(_floor(mean - margin(mean)), _ceil(majority + margin(majority)))
+    return max(_floor(rate - margin(rate)), _ceil(majority + margin(majority)))
 
 
 def derive(rows: list[dict], heldout: int, train: int, z: float) -> dict:
@@ -92,8 +92,8 @@ def derive(rows: list[dict], heldout: int, train: int, z: float) -> dict:
     majority = statistics.mean(r["majority_em"] for r in rows)
     losses = [r["pretrain_loss"] for r in rows]
     spread = statistics.stdev(losses) if len(losses) >= 3 else 0.1 * statistics.mean(losses)
-    # The worst seed, not the mean: with few seeds the spread between training runs (seed 0 and 1 of the
-    # committed sweep: finetune-only 0.98 and 0.81) is wider than the binomial margin of one run.
+    # The worst seed, not the mean: with few seeds the spread between training runs (the committed sweep's
+    # finetune-only 0.98, 0.81 and 0.71) is wider than the binomial margin of one run.
     return {"cloze_min": rate_gate(min(r["cloze"] for r in rows), heldout, z, majority),
             "scratch_train_acc_min": rate_gate(min(r["scratch_train_acc"] for r in rows), train, z, majority),
             "pretrain_loss_max": _ceil(max(losses) + z * spread)}
