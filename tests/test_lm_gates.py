@@ -45,18 +45,24 @@ def test_a_stage_that_failed_fails_its_parts_and_says_so():
     assert "25%" in failing.message and "60%" in failing.message
 
 
-def test_rate_gate_is_the_mean_less_z_standard_errors_with_a_floor_above_the_majority():
-    assert gates.rate_gate(0.8, 100, 3.0, 0.05) == 0.68       # 0.8 - 3 * 0.04
-    assert gates.rate_gate(0.8, 400, 3.0, 0.05) == 0.74       # more people, a narrower margin
-    assert gates.rate_gate(0.12, 100, 3.0, 0.05) == 0.12      # the floor: 0.05 + 3 * sqrt(0.05 * 0.95 / 100)
+def test_rate_gate_is_the_low_end_of_a_wilson_interval_with_a_floor_above_the_majority():
+    assert gates.rate_gate(0.8, 100, 3.0, 0.05) == 0.65
+    assert gates.rate_gate(0.8, 400, 3.0, 0.05) == 0.73       # more people, a narrower margin
+    assert gates.rate_gate(1.0, 64, 3.0, 0.05) == 0.87        # a perfect reference still leaves room
+    assert gates.rate_gate(0.12, 100, 3.0, 0.05) == 0.16      # the floor: the majority's Wilson high end
     assert gates.rate_gate(0.10, 100, 0.0, 0.05) == 0.10
+
+
+def test_wilson_interval_matches_a_worked_value():
+    low, high = gates.wilson(0.5, 100, 2.0)  # centre 0.5, half-width 2 / 1.04 * sqrt(0.0025 + 0.0001)
+    assert low == pytest.approx(0.5 - 0.0980580676, abs=1e-9) and high == pytest.approx(0.5 + 0.0980580676, abs=1e-9)
 
 
 def test_derive_from_a_sweep():
     rows = [{"cloze": c, "scratch_train_acc": s, "pretrain_loss": loss, "majority_em": 0.05}
             for c, s, loss in [(0.7, 0.5, 0.30), (0.8, 0.6, 0.32), (0.9, 0.7, 0.34)]]
     derived = gates.derive(rows, heldout=100, train=100, z=3.0)
-    assert derived == {"cloze_min": 0.56, "scratch_train_acc_min": 0.35, "pretrain_loss_max": 0.4}
+    assert derived == {"cloze_min": 0.55, "scratch_train_acc_min": 0.35, "pretrain_loss_max": 0.4}
     one_seed = gates.derive(rows[:1], heldout=100, train=100, z=3.0)
     assert one_seed["pretrain_loss_max"] == 0.39, "fewer than 3 seeds: 10 % of the mean loss stands in for the spread"
 

@@ -72,8 +72,10 @@ class Preset:
 PRESETS = {
     # The CPU tier (autograder/suites/lm/thresholds.toml): pretrain + finetune + evaluate in under 5 minutes
     # on 2 cores for a world of a few hundred people. Dropout 0: on a CPU dropout costs 3.5x the time.
+    # Pretraining rate 3e-3, not the recipe's 6e-3: at 6e-3 some seeds crawl (one secret world's loss was 0.92
+    # after 450 epochs, its cloze probe 0.22; at 3e-3 the same run reached 0.45 and 1.0).
     "cpu": Preset(n_layer=2, n_head=4, n_embd=128, block_size=128, dropout=0.0, pretrain_epochs=450,
-                  pretrain_batch_size=64, pretrain_lr=6e-3, finetune_epochs=10, scratch_epochs=75,
+                  pretrain_batch_size=64, pretrain_lr=3e-3, finetune_epochs=10, scratch_epochs=75,
                   finetune_batch_size=64, finetune_lr=6e-4, autocast="off"),
     # The CS224N recipe, for a GPU.
     "gpu": Preset(n_layer=4, n_head=8, n_embd=256, block_size=128, dropout=0.1, pretrain_epochs=650,
@@ -268,7 +270,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--finetune_corpus_path", help="question<TAB>answer pairs to finetune on")
     parser.add_argument("--eval_corpus_path", help="questions (with or without answers) to evaluate on")
     parser.add_argument("--outputs_path", help="where evaluate writes one predicted answer per line")
-    parser.add_argument("--pretrain_lr", type=float, default=None, help="default: the preset's (6e-3)")
+    parser.add_argument("--pretrain_lr", type=float, default=None, help="default: the preset's (cpu 3e-3, gpu 6e-3)")
     parser.add_argument("--finetune_lr", type=float, default=None, help="default: the preset's (6e-4)")
     parser.add_argument("--tb_expt_name", default="run", help="name of this run's logs")
     parser.add_argument("--preset", choices=sorted(PRESETS), default="cpu")

@@ -3,9 +3,9 @@
 A retraining yields rates on the held-out or finetuning people of a generated world (the cloze probe,
 finetune-only train accuracy, held-out exact match) and the final pretraining loss. ``judge`` turns
 them into graded parts; ``derive`` is the rule thresholds.toml was written with (bench/cpu_tier.py
-prints it): a rate's gate is the reference's worst seed minus z binomial standard errors, never below the
-majority baseline plus z of its own (a gate that "always the commonest town" could pass grades
-nothing); the loss bound is the worst seed's loss plus z standard deviations across seeds (with fewer
+prints it): a rate's gate is the lower end of the Wilson interval (z standard errors) of the reference's
+worst seed, never below the upper end of the majority baseline's (a gate that "always the commonest town"
+could pass grades nothing); the loss bound is the worst seed's loss plus z standard deviations across seeds (with fewer
 than 3 seeds the spread is unknown, and 10 % of the mean loss stands in for it).
 """
 
@@ -78,17 +78,24 @@ def load(path: Path = THRESHOLDS) -> Thresholds:
 
 
 def rate_gate(rate: float, n: int, z: float, majority: float) -> float:
-    """max(rate - z sqrt(rate (1 - rate) / n), majority + z sqrt(majority (1 - majority) / n)), to 0.01:
-    the first term rounded down, the floor up (``rate``: the reference's, on ``n`` people)."""
-    def margin(p: float) -> float:
-        return z * math.sqrt(p * (1 - p) / n)
+    """max(the lower end of the Wilson interval of ``rate``, the upper end of the majority's), to 0.01: the
+    first rounded down, the floor up (``rate``: the reference's, on ``n`` people; the interval has z
+    standard errors each side). Wilson, not p - z sqrt(p (1 - p) / n): at a perfect rate that margin is
+    zero, and a gate of 100 % would fail a run that misses one person."""
+    return max(_floor(wilson(rate, n, z)[0]), _ceil(wilson(majority, n, z)[1]))
 
-    return max(_floor(rate - margin(rate)), _ceil(majority + margin(majority)))
+
+def wilson(rate: float, n: int, z: float) -> tuple[float, float]:
+    """The Wilson score interval (low, high) of a rate measured on ``n`` trials, z standard errors wide."""
+    shrink = 1 + z * z / n
+    centre = (rate + z * z / (2 * n)) / shrink
+    half = z / shrink * math.sqrt(rate * (1 - rate) / n + z * z / (4 * n * n))
+    return centre - half, centre + half
 
 
 def derive(rows: list[dict], heldout: int, train: int, z: float) -> dict:
     """The gates from a sweep's rows (bench/cpu_tier.py): ``heldout`` and ``train`` people per world. A rate's
-    gate is the worst seed's rate less z binomial standard errors (never below the majority floor)."""
+    gate is the lower end of the worst seed's Wilson interval (never below the majority floor)."""
     majority = statistics.mean(r["majority_em"] for r in rows)
     losses = [r["pretrain_loss"] for r in rows]
     spread = statistics.stdev(losses) if len(losses) >= 3 else 0.1 * statistics.mean(losses)
