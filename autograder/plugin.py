@@ -222,11 +222,13 @@ class GradingPlugin:
             messages.append(f"Not graded here: {reason}")
         elif report.passed and (parts is None or parts.all_passed):
             score, status = points, "passed"
+            messages += parts.notes if parts is not None else []
         else:
             score = points * parts.fraction() if parts is not None and parts.used else 0.0
             status = "failed"
             if parts is not None and parts.used:
                 messages.append(parts.summary())
+            messages += parts.notes if parts is not None else []
             if call.excinfo is not None:
                 messages.append(self._explain(item, call.excinfo))
             printed = self.session.student.output_since(getattr(item, "ag_output_mark", (0, 0)))

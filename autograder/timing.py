@@ -114,6 +114,31 @@ def check(comparison: Comparison, *, max_time_ratio: float | None = None,
             "instead of a matrix product, or copies made by .repeat where broadcasting would do.")
 
 
+def grade(comparison: Comparison, parts, *, max_time_ratio: float, max_memory_ratio: float) -> None:
+    """The two graded parts of a runtime test (time, then peak memory), each failing with ``check``'s words;
+    a run within both limits is told its figures (``parts``: the test's ``Parts``)."""
+    with parts(f"time within {max_time_ratio:g}x of the reference's"):
+        check(comparison, max_time_ratio=max_time_ratio)
+    with parts(f"peak memory within {max_memory_ratio:g}x of the reference's"):
+        check(comparison, max_memory_ratio=max_memory_ratio)
+    if parts.all_passed:
+        parts.note(figures(comparison))
+
+
+def figures(comparison: Comparison) -> str:
+    """The measurements in one line, for a student whose code is within the limits (``check`` words failures)."""
+    c = comparison
+    line = (f"Measured: {c.what} on {c.device}, yours {_ms(c.student.best_seconds)}, the reference "
+            f"{_ms(c.reference.best_seconds)} ({c.time_ratio:.1f}x)")
+    ratio = c.memory_ratio
+    if ratio is not None:
+        small = c.reference.median_peak < MEMORY_FLOOR
+        floor = f", against {_mb(MEMORY_FLOOR)}: smaller peaks are mostly allocator noise" if small else ""
+        line += (f"; peak memory {_mb(c.student.median_peak)}, the reference's {_mb(c.reference.median_peak)} "
+                 f"({ratio:.1f}x{floor})")
+    return line + "."
+
+
 def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.1f} ms"
 

@@ -38,6 +38,10 @@ def test_demo_grades_every_bundled_masking_example(tmp_path):
     assert {t["visibility"] for t in data["tests"]} == {"visible", "after_due_date"}
     feedback = (tmp_path / "partly_wrong" / "feedback.md").read_text()
     assert "known mistake: The padding mask is off by one" in feedback
+    reference = json.loads((tmp_path / "reference" / "results.json").read_text())
+    runtime = [t for t in reference["tests"] if "runtime" in t["tags"]]
+    assert runtime and all(t["status"] == "passed" and t["output"].startswith("Measured: ") for t in runtime), \
+        "a passing runtime test tells the student its figures"
     assert "infinite loop" in (tmp_path / "infinite_loop" / "feedback.md").read_text()
     assert (tmp_path / "summary.md").is_file()
 

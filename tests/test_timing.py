@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from autograder import batch, timing
+from autograder.grading import Parts
 from autograder.proxy import Student
 from autograder.sandbox import Isolation, Limits
 
@@ -75,6 +76,21 @@ def test_verdicts_name_the_figures_and_the_limit():
         timing.check(_comparison(60, 10, 50, 40), max_time_ratio=5)
     with pytest.raises(AssertionError, match=r"your peak memory 200\.0 MB, the reference's 40\.0 MB: 5\.0x"):
         timing.check(_comparison(10, 10, 200, 40), max_memory_ratio=4)
+
+
+def test_a_run_within_the_limits_is_told_its_figures_and_one_over_them_its_verdict():
+    within, over = Parts(), Parts()
+    timing.grade(_comparison(20, 10, 50, 40), within, max_time_ratio=5, max_memory_ratio=4)
+    assert within.all_passed and within.notes == [
+        "Measured: forward on cpu, yours 20.0 ms, the reference 10.0 ms (2.0x); peak memory 50.0 MB, "
+        "the reference's 40.0 MB (1.2x)."]
+    tiny = Parts()
+    timing.grade(_comparison(20, 10, 3, 1), tiny, max_time_ratio=5, max_memory_ratio=4)
+    assert tiny.notes[0].endswith("the reference's 1.0 MB (0.8x, against 4.0 MB: smaller peaks are mostly allocator "
+                                  "noise).")
+    timing.grade(_comparison(60, 10, 50, 40), over, max_time_ratio=5, max_memory_ratio=4)
+    assert [error is None for _, _, error in over.results] == [False, True] and not over.notes
+    assert "6.0x slower" in over.summary()
 
 
 def test_time_is_judged_on_the_fastest_round():

@@ -106,8 +106,12 @@ def test_retraining(student, parts, seed):
             except StudentCodeFailure as exc:  # a StudentTimeout says which call ran how long
                 notes.append(f"{stage.__doc__} failed: {exc}\n{timing_note()}")
     details = "\n".join(note for note in notes if note)
-    for verdict in gates.judge(figures, THRESHOLDS.gates):
+    verdicts = gates.judge(figures, THRESHOLDS.gates)
+    for verdict in verdicts:
         with parts(verdict.part, verdict.weight):
             assert verdict.passed, f"{verdict.message}\n{details}".strip()
+    passed = [f"- {verdict.part}: {verdict.message}" for verdict in verdicts if verdict.passed]
+    if passed:  # the figures of the parts that passed (a failed part's message already holds the details)
+        parts.note("\n".join(["What your retraining reached:", *passed, *([details] if parts.all_passed else [])]))
 
 # autograder-hidden-canary-7d3e9a (never ships to students)
