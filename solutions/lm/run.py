@@ -296,8 +296,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--finetune_corpus_path", help="question<TAB>answer pairs to finetune on")
     parser.add_argument("--eval_corpus_path", help="questions (with or without answers) to evaluate on")
     parser.add_argument("--outputs_path", help="where evaluate writes one predicted answer per line")
-    parser.add_argument("--pretrain_lr", type=float, default=None, help="default: the preset's (cpu 3e-3, gpu 6e-3)")
-    parser.add_argument("--finetune_lr", type=float, default=None, help="default: the preset's (6e-4)")
+    for stage in ("pretrain", "finetune"):
+        rates = ", ".join(f"{name} {getattr(preset, f'{stage}_lr'):g}" for name, preset in PRESETS.items())
+        parser.add_argument(f"--{stage}_lr", type=float, default=None, help=f"default: the preset's ({rates})")
     parser.add_argument("--tb_expt_name", default="run", help="name of this run's logs")
     parser.add_argument("--preset", choices=sorted(PRESETS), default="cpu")
     parser.add_argument("--device", default="auto", help="auto (CUDA when available), cpu, cuda, cuda:1, mps")

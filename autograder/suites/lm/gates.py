@@ -5,8 +5,8 @@ finetune-only train accuracy, held-out exact match) and the final pretraining lo
 them into graded parts; ``derive`` is the rule thresholds.toml was written with (bench/cpu_tier.py
 prints it): a rate's gate is the lower end of the Wilson interval (z standard errors) of the reference's
 worst seed, never below the upper end of the majority baseline's (a gate that "always the commonest town"
-could pass grades nothing); the loss bound is the worst seed's loss plus z standard deviations across seeds (with fewer
-than 3 seeds the spread is unknown, and 10 % of the mean loss stands in for it).
+could pass grades nothing); the loss bound is the worst seed's loss plus z standard deviations across
+seeds (with fewer than 3 seeds the spread is unknown, and 10 % of the mean loss stands in for it).
 """
 
 from __future__ import annotations
