@@ -23,6 +23,9 @@ TOLERANCES = {
     torch.float16: (1e-2, 1e-3),
     torch.bfloat16: (2e-2, 1e-2),
 }
+# (rtol, atol) for Python floats (a loss, a rate, a distance): computed in float64 but often through float32 tensors,
+# and the absolute floor lets a value that is zero up to rounding (4e-16 on one CPU, 9e-16 on another) match.
+FLOAT_TOLERANCE = (1e-6, 1e-9)
 
 
 def tolerance(dtype: torch.dtype) -> tuple[float, float]:
@@ -77,7 +80,8 @@ def _compare(got: Any, wanted: Any, what: str, rtol, atol) -> None:
     elif isinstance(wanted, float):
         if not isinstance(got, int | float) or isinstance(got, bool):
             raise AssertionError(f"{what}: expected a number, but your code returned {describe_type(got)}.")
-        r, a = (rtol, atol) if rtol is not None else (1e-6, 1e-9)
+        r = FLOAT_TOLERANCE[0] if rtol is None else rtol
+        a = FLOAT_TOLERANCE[1] if atol is None else atol
         if not np.isclose(got, wanted, rtol=r, atol=a):
             raise AssertionError(f"{what}: {got!r}, expected {wanted!r}.")
     elif got != wanted:

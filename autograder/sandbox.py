@@ -251,7 +251,9 @@ class Sandbox:
             "MPLBACKEND": "Agg",
             "TQDM_DISABLE": "1",
         }
-        for name in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "OMP_WAIT_POLICY"):
+        # The kernel level an instructor pins (ATEN_CPU_CAPABILITY, MKL_ENABLE_INSTRUCTIONS) holds for student code too.
+        for name in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "OMP_WAIT_POLICY",
+                     "ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS"):
             if name in os.environ:
                 env[name] = os.environ[name]
         return env
