@@ -39,6 +39,20 @@ class Expected:
             self._variants = self._variants()
         return list(self._variants)
 
+    def map(self, fn: Callable[[Any], Any]) -> Expected:
+        """The expectation of ``fn`` of the output (a cast, a reshape): the reference's and every mistake's value
+        mapped (a mistake's value that ``fn`` cannot take is left out)."""
+        def mapped() -> Variants:
+            out = []
+            for description, value in self.variants():
+                try:
+                    out.append((description, fn(value)))
+                except (TypeError, ValueError, AttributeError, RuntimeError):
+                    continue
+            return out
+
+        return Expected(fn(self.value), mapped)
+
     def __getitem__(self, index) -> Expected:
         """The expectation for one element of a tuple output (``expected[1]`` for the weights)."""
         def project() -> Variants:

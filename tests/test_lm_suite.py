@@ -99,3 +99,56 @@ def test_predictions_are_read_as_plain_files_only(tmp_path):
 def test_predictions_threshold_is_clearly_above_the_baseline():
     labels = ["Ulm"] * 20 + [f"town {i}" for i in range(380)]
     assert common.baseline_threshold(labels, "Ulm") == pytest.approx(0.05 + 2 * (0.05 * 0.95 / 400) ** 0.5)
+
+
+def _float32_loss(tmp_path):
+    """The reference with its loss computed in float32 whatever the model's dtype (the handout allows either)."""
+    folder = tmp_path / "float32_loss"
+    folder.mkdir()
+    for name in LM.files:
+        (folder / name).write_text((LM.solution_dir / name).read_text())
+    model = folder / "model.py"
+    source = model.read_text()
+    assert "flat.to(torch.promote_types(flat.dtype, torch.float32))" in source
+    model.write_text(source.replace("flat.to(torch.promote_types(flat.dtype, torch.float32))", "flat.float()"))
+    return implementations.load(folder, LM.modules)
+
+
+def _after_steps(impl, state, batches, shape, variant, **schedule):
+    model = common.gpt(impl, shape, variant, state, train=True)
+    stepper = common.trainer(impl, model, **schedule)
+    for x, y in batches:
+        stepper.step(x, y)
+    return model.state_dict()
+
+
+def _distance(a: dict, b: dict) -> float:
+    return max(float((a[name] - b[name]).abs().max()) for name in a)
+
+
+def test_training_step_checks_hold_for_a_float32_loss_and_catch_the_mistakes(reference, tmp_path):
+    """The parameters-after-steps checks (public inputs, and hidden draws from 12 secrets) leave a correct trainer that
+    computes its loss in float32 well inside the tolerance, on inputs whose gradients are well away from zero, and
+    the trainer mistakes well outside it."""
+    from autograder.suites.lm.hidden import test_hidden
+    from autograder.suites.lm.public import test_3_trainer
+
+    float32_loss = _float32_loss(tmp_path)
+    wrong = {name: mutant(name) for name in ("warmup_skipped", "weight_decay_everywhere", "loss_on_pad_targets")}
+    state, x, y = test_3_trainer.step_inputs()
+    cases = [(state, [(x, y)] * 2, test_3_trainer.SHAPE, "vanilla",
+              dict(weight_decay=0.3, grad_norm_clip=1.0, **test_3_trainer.SCHEDULE), test_3_trainer.MOVED)]
+    shape = test_hidden.UNSEEN_STEP_SHAPE
+    for secret in range(12):
+        state, batches, schedule = test_hidden.unseen_step_inputs(reference, secret)
+        cases.append((state, batches, shape, "rope", schedule, 3 * schedule["learning_rate"]))
+    for state, batches, shape, variant, schedule, moved in cases:
+        gradients = common.step_gradients(reference, shape, variant, state, batches, **schedule)
+        assert common.adam_conditioned(gradients)
+        expected = _after_steps(reference, state, batches, shape, variant, **schedule)
+        tolerance = common.STEP_TOLERANCE * moved
+        assert _distance(_after_steps(float32_loss, state, batches, shape, variant, **schedule), expected) \
+            < tolerance / 10
+        for name, impl in wrong.items():
+            assert _distance(_after_steps(impl, state, batches, shape, variant, **schedule), expected) \
+                > 10 * tolerance, name

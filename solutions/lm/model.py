@@ -135,7 +135,9 @@ class GPT(nn.Module):
         logits = self.head(self.ln_f(x))
         if targets is None:
             return logits, None
-        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), targets.reshape(-1), ignore_index=PAD_ID)
+        flat = logits.reshape(-1, logits.shape[-1])  # bf16 logits (autocast) are upcast for the loss; float64 stays
+        loss = F.cross_entropy(flat.to(torch.promote_types(flat.dtype, torch.float32)), targets.reshape(-1),
+                               ignore_index=PAD_ID)
         return logits, loss
         # END SOLUTION
 
