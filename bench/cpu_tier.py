@@ -3,6 +3,7 @@
     python bench/cpu_tier.py --seeds 0 1 2 [--variant vanilla] [--preset cpu] [--csv out.csv]
 
 For each seed: a fresh world (``autograder.world.SIZES["cpu-tier"]`` unless overridden), then
+0. the calibration step (``gates.calibration_seconds``: how fast this machine trains, for the grader's budgets),
 1. pretraining (time, final loss), the cloze probe on the held-out (dev) people,
 2. finetuning the pretrained model: held-out exact match (and accuracy on the finetuning people),
 3. finetuning a fresh model without pretraining: accuracy on its own finetuning people ("finetune-only
@@ -40,6 +41,7 @@ def run_seed(impl, seed: int, variant: str, preset: str, world_args: dict) -> di
     train, heldout = world.pairs(world.train), world.pairs(world.dev)
     vocab = impl.dataset.Vocabulary(corpus)
     row = {"seed": seed, "variant": variant, "people": len(world.people), "bios": len(world.entries)}
+    row["calibration_s"] = gates.calibration_seconds(impl, preset, variant)
 
     started = time.perf_counter()
     model = impl.run.build_model(variant, vocab.size, preset, seed=seed)

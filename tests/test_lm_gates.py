@@ -81,8 +81,36 @@ def test_the_committed_gates_follow_from_the_committed_sweep():
     assert committed["scratch_train_acc_min"] <= derived["scratch_train_acc_min"]
     assert committed["pretrain_loss_max"] >= derived["pretrain_loss_max"]
     assert gates.load().gates.cloze_min > max(r["majority_em"] for r in data["sweep"])
+    assert data["budget"]["calibration_s"] == min(r["calibration_s"] for r in data["sweep"])
+    for stage in ("pretrain", "finetune", "scratch"):
+        assert data["budget"][f"reference_{stage}_s"] >= max(r[f"{stage}_s"] for r in data["sweep"]) - 0.05
     lm = assignments.load("lm")
-    budget = gates.load().budget
-    training = budget.pretrain + budget.finetune + budget.scratch
-    assert training + test_retraining.SLACK_SECONDS < lm.submission_timeout / 2, "room for every other test"
+    training = gates.MAX_SLOWDOWN * gates.load().budget.training  # on the slowest machine the budgets stretch to
+    assert training + test_retraining.SLACK_SECONDS < 0.75 * lm.submission_timeout, "room for every other test"
     assert training * lm.limits.threads < lm.limits.cpu_seconds, "the worker's CPU-time limit allows the budget"
+
+
+BUDGET = gates.Budget(pretrain=300, finetune=60, scratch=60, reference_pretrain=120, reference_finetune=1,
+                      reference_scratch=10, calibration=0.2)
+
+
+@pytest.mark.parametrize(("measured", "slowdown"), [
+    (0.2, 1.0),    # the sweep's machine
+    (0.1, 1.0),    # a faster machine keeps the measured budgets
+    (0.3, 1.5),    # a slower one gets them stretched
+    (0.54, 2.0),   # ... up to MAX_SLOWDOWN (a machine without AVX2 measured 2.7x slower)
+])
+def test_budgets_stretch_on_a_slower_machine(measured, slowdown):
+    assert BUDGET.slowdown(measured) == pytest.approx(slowdown)
+    scaled = BUDGET.scaled(BUDGET.slowdown(measured))
+    assert scaled.pretrain == pytest.approx(300 * slowdown)
+    assert scaled.reference_pretrain == pytest.approx(120 * slowdown)
+    assert scaled.training == pytest.approx(420 * slowdown)
+
+
+def test_calibration_times_the_reference_training_step():
+    from autograder import implementations
+
+    lm = assignments.load("lm")
+    seconds = gates.calibration_seconds(implementations.load(lm.solution_dir, lm.modules), "cpu", "vanilla")
+    assert 0.001 < seconds < 30

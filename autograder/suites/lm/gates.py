@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import math
 import statistics
+import time
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
+
+import torch
 
 THRESHOLDS = Path(__file__).with_name("thresholds.toml")
 
@@ -29,9 +32,16 @@ class Gates:
     pretrain_loss_max: float
 
 
+# A grading machine up to this many times slower than the sweep's (by ``calibration_seconds``) gets its budgets
+# stretched to match; the test's timeout, the worker's CPU-time limit and the submission's time allow for it.
+MAX_SLOWDOWN = 2.0
+CALIBRATION_VOCAB, CALIBRATION_ROUNDS = 64, 5
+
+
 @dataclass(frozen=True)
 class Budget:
-    """Wall-clock seconds each stage may train (the trainer's max_seconds), and the reference's own times."""
+    """Wall-clock seconds each stage may train (the trainer's max_seconds), the reference's own times, and the
+    calibration step's time (``calibration_seconds``), all as measured with the sweep."""
 
     pretrain: float
     finetune: float
@@ -39,6 +49,21 @@ class Budget:
     reference_pretrain: float
     reference_finetune: float
     reference_scratch: float
+    calibration: float
+
+    def slowdown(self, measured: float) -> float:
+        """How many times slower than the sweep's machine this one is at the retraining's work (``measured``: its
+        ``calibration_seconds``), between 1 (a faster machine keeps the measured budgets) and MAX_SLOWDOWN."""
+        return min(max(measured / self.calibration, 1.0), MAX_SLOWDOWN)
+
+    def scaled(self, slowdown: float) -> Budget:
+        """The budgets and the reference's times on a machine ``slowdown`` times slower than the sweep's."""
+        return replace(self, **{field.name: slowdown * getattr(self, field.name) for field in fields(self)})
+
+    @property
+    def training(self) -> float:
+        """All three stages' budgets."""
+        return self.pretrain + self.finetune + self.scratch
 
 
 @dataclass(frozen=True)
@@ -74,7 +99,27 @@ def load(path: Path = THRESHOLDS) -> Thresholds:
                                     scratch=allowed("scratch"),
                                     reference_pretrain=budget["reference_pretrain_s"],
                                     reference_finetune=budget["reference_finetune_s"],
-                                    reference_scratch=budget["reference_scratch_s"]))
+                                    reference_scratch=budget["reference_scratch_s"],
+                                    calibration=budget["calibration_s"]))
+
+
+def calibration_seconds(impl, preset: str, variant: str) -> float:
+    """The fastest of CALIBRATION_ROUNDS training steps of ``impl`` (the reference) on one batch of the preset's
+    shape, on the CPU after a warm-up step. Measured with the sweep and again by the grader, in the same way: it
+    tells how much slower the grading machine is at the retraining's work (another CPU, its vector kernels), so the
+    budgets, measured on one machine, hold on another. The fastest round: load from elsewhere only adds time."""
+    shape = impl.run.get_preset(preset)
+    model = impl.run.build_model(variant, CALIBRATION_VOCAB, preset, seed=0)
+    config = impl.run.pretrain_config(preset, 1, device="cpu", progress=False)
+    trainer = impl.trainer.Trainer(model, [], None, config)
+    generator = torch.Generator().manual_seed(0)
+    x, y = torch.randint(2, CALIBRATION_VOCAB, (2, shape.pretrain_batch_size, shape.block_size), generator=generator)
+    seconds = []
+    for _ in range(CALIBRATION_ROUNDS + 1):
+        started = time.perf_counter()
+        trainer.step(x, y)
+        seconds.append(time.perf_counter() - started)
+    return min(seconds[1:])
 
 
 def rate_gate(rate: float, n: int, z: float, majority: float) -> float:

@@ -4,8 +4,12 @@ The world is generated here from the suite's hidden seed and never written to fi
 the biographies and questions as strings and runs the student's build_model, pretrain, complete (the
 cloze probe), finetune and predict; answers come back as strings and are scored here with
 autograder.birthplaces. Each training stage gets max_seconds from thresholds.toml (a multiple of the
-reference's time) and the test's timeout covers their sum; the gates and parts are in ../gates.py.
+reference's time on the sweep's machine), stretched on a slower grading machine by the reference's calibration step
+timed here (gates.calibration_seconds), and the calls' deadline covers their sum; the gates and parts are in
+../gates.py.
 """
+
+import time
 
 from autograder.birthplaces import cloze_match, exact_match
 from autograder.grading import graded
@@ -14,7 +18,6 @@ from autograder.suites.lm import gates
 from autograder.world import SIZES, generate_world
 
 THRESHOLDS = gates.load()
-BUDGET = THRESHOLDS.budget
 # Beyond the training budgets: loading the submission, the probe, predictions, and a slower grading machine.
 SLACK_SECONDS = 120
 COVERS = ["build_model", "pretrain_config", "finetune_config", "predict", "Trainer.step", "GPT", "GPT.generate",
@@ -42,11 +45,11 @@ def training_note(stage: str, summary, budget: float, reference: float) -> str:
             "(see the runtime test) so that training completes.")
 
 
-def timing_note() -> str:
-    factor = BUDGET.pretrain / BUDGET.reference_pretrain
-    return (f"For scale: the reference pretrains in about {BUDGET.reference_pretrain:.0f} s, finetunes in "
-            f"{BUDGET.reference_finetune:.0f} s and finetunes from scratch in {BUDGET.reference_scratch:.0f} s on a "
-            f"2-core grading machine; each stage may train {factor:g}x that long (at least a minute) before it is "
+def timing_note(budget: gates.Budget) -> str:
+    factor = budget.pretrain / budget.reference_pretrain
+    return (f"For scale: the reference pretrains in about {budget.reference_pretrain:.0f} s, finetunes in "
+            f"{budget.reference_finetune:.0f} s and finetunes from scratch in {budget.reference_scratch:.0f} s on "
+            f"this grading machine; each stage may train {factor:g}x that long (at least a minute) before it is "
             "stopped.")
 
 
@@ -55,45 +58,55 @@ def loss_of(summary) -> float | None:
     return float(loss) if isinstance(loss, int | float) and not isinstance(loss, bool) else None
 
 
-def pretrained(run, world, corpus: str, vocab, size: int, seed: int, figures: dict, notes: list) -> None:
+def pretrained(run, world, corpus: str, vocab, size: int, seed: int, budget: gates.Budget, figures: dict,
+               notes: list) -> None:
     """Pretraining, the cloze probe, finetuning and held-out predictions"""
     preset, variant = THRESHOLDS.preset, THRESHOLDS.variant
     model = run.build_model(variant, size, preset, seed=seed)
-    summary = run.pretrain(model, corpus, preset, seed=seed, max_seconds=BUDGET.pretrain, progress=False)
+    summary = run.pretrain(model, corpus, preset, seed=seed, max_seconds=budget.pretrain, progress=False)
     figures["pretrain_loss"] = loss_of(summary)
-    notes.append(training_note("pretraining", summary, BUDGET.pretrain, BUDGET.reference_pretrain))
+    notes.append(training_note("pretraining", summary, budget.pretrain, budget.reference_pretrain))
     model.eval()
     prompts, places = zip(*world.cloze_items(world.dev), strict=True)
     completions = run.complete(model, vocab, list(prompts), max(map(len, places)) + 1)
     figures["cloze"] = rate(cloze_match(strings(completions, len(places), "complete"), places))
     heldout = world.pairs(world.dev)
     summary = run.finetune(model, vocab, world.pairs(world.train), preset, pretrained=True, seed=seed,
-                           max_seconds=BUDGET.finetune, progress=False)
-    notes.append(training_note("finetuning", summary, BUDGET.finetune, BUDGET.reference_finetune))
+                           max_seconds=budget.finetune, progress=False)
+    notes.append(training_note("finetuning", summary, budget.finetune, budget.reference_finetune))
     answers = run.predict(model, vocab, [q for q, _ in heldout])
     figures["heldout_em"] = rate(exact_match(strings(answers, len(heldout), "predict"), [a for _, a in heldout]))
     notes.append(f"For information: held-out exact match after pretraining and finetuning was "
                  f"{figures['heldout_em']:.0%} (on a world this small it stays near the majority baseline).")
 
 
-def from_scratch(run, world, corpus: str, vocab, size: int, seed: int, figures: dict, notes: list) -> None:
+def from_scratch(run, world, corpus: str, vocab, size: int, seed: int, budget: gates.Budget, figures: dict,
+                 notes: list) -> None:
     """Finetuning without pretraining"""
     train = world.pairs(world.train)
     model = run.build_model(THRESHOLDS.variant, size, THRESHOLDS.preset, seed=seed)
     summary = run.finetune(model, vocab, train, THRESHOLDS.preset, pretrained=False, seed=seed,
-                           max_seconds=BUDGET.scratch, progress=False)
-    notes.append(training_note("finetuning from scratch", summary, BUDGET.scratch, BUDGET.reference_scratch))
+                           max_seconds=budget.scratch, progress=False)
+    notes.append(training_note("finetuning from scratch", summary, budget.scratch, budget.reference_scratch))
     answers = run.predict(model, vocab, [q for q, _ in train])
     figures["scratch_train_acc"] = rate(exact_match(strings(answers, len(train), "predict"), [a for _, a in train]))
 
 
 @graded(points=6, tags=["retraining"], covers=COVERS, builds_on=["masking", "positions"],
-        timeout=BUDGET.pretrain + BUDGET.finetune + BUDGET.scratch + SLACK_SECONDS)
-def test_retraining(student, parts, seed):
+        timeout=gates.MAX_SLOWDOWN * THRESHOLDS.budget.training + SLACK_SECONDS)
+def test_retraining(student, reference, parts, seed):
     """Retraining on a secret world: pretraining stores the facts, finetuning learns them"""
+    measured = gates.calibration_seconds(reference, THRESHOLDS.preset, THRESHOLDS.variant)
+    slowdown = THRESHOLDS.budget.slowdown(measured)
+    budget = THRESHOLDS.budget.scaled(slowdown)
+    student.time_limit = budget.training + SLACK_SECONDS
+    student.deadline = min(student.deadline, time.monotonic() + student.time_limit)
     world = generate_world(f"lm-retraining:{seed}", **SIZES[THRESHOLDS.size])
     corpus = "".join(f"{line}\n" for line in world.bios)
     figures, notes = {}, []
+    if slowdown > 1:
+        notes.append(f"This grading machine trains {slowdown:.1f}x slower than the one the time budgets were measured "
+                     "on (the reference's training step, timed here), so every budget was stretched as much.")
     try:
         vocab = student.dataset.Vocabulary(corpus)
         size = vocab.size.get()
@@ -102,9 +115,9 @@ def test_retraining(student, parts, seed):
     else:
         for stage in (pretrained, from_scratch):
             try:
-                stage(student.run, world, corpus, vocab, size, seed, figures, notes)
+                stage(student.run, world, corpus, vocab, size, seed, budget, figures, notes)
             except StudentCodeFailure as exc:  # a StudentTimeout says which call ran how long
-                notes.append(f"{stage.__doc__} failed: {exc}\n{timing_note()}")
+                notes.append(f"{stage.__doc__} failed: {exc}\n{timing_note(budget)}")
     details = "\n".join(note for note in notes if note)
     verdicts = gates.judge(figures, THRESHOLDS.gates)
     for verdict in verdicts:
