@@ -2,7 +2,9 @@
 # Everything runs from a local virtual environment (.venv), created on first use and
 # rebuilt when pyproject.toml changes.
 
-PYTHON ?= python3.11
+# Student code runs as unprivileged users, who must be able to run the venv's interpreter where namespaces are not
+# available (as root in Docker): prefer the system's python3.11 to one under a private home (pyenv's, in /root).
+PYTHON ?= $(shell /usr/bin/python3.11 -c "import ensurepip, venv" 2>/dev/null && echo /usr/bin/python3.11 || echo python3.11)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed

@@ -26,6 +26,9 @@ from autograder.sandbox import Limits
 # students get, does not contain it.
 CANARY = "-".join(("autograder", "hidden", "canary", "7d3e9a"))
 
+# The term's hidden seed, when set, overrides each suite's committed ``hidden/SECRET``.
+SECRET_ENV = "AUTOGRADER_SECRET"
+
 PACKAGE_DIR = Path(__file__).resolve().parent
 REPO_ROOT = PACKAGE_DIR.parent
 SUITES_DIR = PACKAGE_DIR / "suites"

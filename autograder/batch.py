@@ -2,25 +2,35 @@
 gradebook CSV and the summary table.
 
 A path given on the command line is a submission when it is a zip or holds some assignment's
-files; otherwise it is a folder of submissions and is searched (to a few levels) for them.
-Each submission is graded by ``python -m autograder.runner`` in its own process, so a
-submission that brings its grading process down cannot affect the others; when a runner dies
-or overruns its hard limit, the batch writes the results file itself, keeping the tests the
-runner had finished.
+files; otherwise it is a folder of submissions and is searched (to a few levels) for them. Links are
+never followed inside a submission, detection included; among submissions only a link into the
+repository's own solutions or skeletons is (the bundled examples use them).
+Each submission is graded by ``python -m autograder.runner`` in its own process (its job on stdin), so a
+submission that brings its grading process down cannot affect the others; when a runner dies or overruns its
+hard limit, the batch completes its results file itself: every test the runner collected is listed, the
+unfinished ones at zero, so the maximum does not shrink. Runners keep their temporary folders in one folder of
+the batch's, removed at the end whatever happened; SIGINT or SIGTERM stops every runner (they stop their
+workers), writes the gradebook of what finished and raises ``Interrupted``.
 
 Gradings that run side by side get ``OMP_WAIT_POLICY=PASSIVE`` (runner and workers): by default OpenMP's
-threads spin while they wait, and two gradings' spinning threads on 2 cores made an lm grading 3x slower
-(119 s against 37 s). A lone grading keeps the default, under which the lm reference trained 17 % faster
-(bench/throughput.py) and with which the lm retraining budget was measured.
+threads spin while they wait, and two gradings' spinning threads on 2 cores made an lm grading 3x slower.
+A lone grading keeps the default, under which the lm reference trained 17 % faster (bench/throughput.py) and
+with which the lm retraining budget was measured.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
+import threading
+import time
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -31,11 +41,22 @@ from rich.table import Table
 from tqdm import tqdm
 
 from autograder import assignment as assignments
+from autograder import permissions
+from autograder.assignment import SECRET_ENV
 from autograder.results import Results, TestResult, atomic_write, points
-from autograder.sandbox import become_subreaper
+from autograder.sandbox import Isolation, become_subreaper
 
 SEARCH_DEPTH = 3
 HARD_LIMIT_MARGIN = 120.0
+STOP_GRACE_SECONDS = 5.0  # after SIGTERM, a runner has this long to stop its workers before it is killed
+
+
+class Interrupted(KeyboardInterrupt):
+    """The batch was stopped by a signal; ``collected`` are the results of the submissions that finished."""
+
+    def __init__(self, collected: list[Results]):
+        super().__init__("stopped")
+        self.collected = collected
 
 
 @dataclass
@@ -64,7 +85,7 @@ def detect(path: Path) -> str | None:
         except (zipfile.BadZipFile, OSError):
             return None
     elif path.is_dir():
-        present = {p.name for depth in range(SEARCH_DEPTH) for p in path.glob("/".join(["*"] * (depth + 1)))}
+        present = {p.name for p in _files(path, SEARCH_DEPTH)}
     else:
         return None
     best, best_rank = None, None
@@ -106,17 +127,43 @@ def _search(path: Path, forced: str | None, depth: int, prefix: str = "") -> lis
         return []
     jobs = []
     for child in sorted(path.iterdir()):
-        if not child.name.startswith(".") and child.name not in ("__pycache__", "__MACOSX"):
+        if not child.name.startswith(".") and child.name not in ("__pycache__", "__MACOSX") and _followable(child):
             jobs += _search(child, forced, depth + 1, f"{prefix}{path.name}-" if depth > 0 else prefix)
     return jobs
 
 
 def _is_submission(path: Path, forced: str | None) -> bool:
-    """A zip, or a folder holding (directly) a required file of ``forced`` or of any assignment."""
+    """A zip, or a folder holding (directly, not through a link) a required file of ``forced`` or of any
+    assignment."""
     if path.is_file():
         return path.suffix.lower() == ".zip"
     names = [forced] if forced else assignments.names()
-    return any((path / f).is_file() for name in names for f in assignments.load(name).files)
+    return any(_regular(path / f) for name in names for f in assignments.load(name).files)
+
+
+def _regular(path: Path) -> bool:
+    """A regular file itself, not a link to one."""
+    return not path.is_symlink() and path.is_file()
+
+
+def _files(folder: Path, depth: int) -> list[Path]:
+    """The regular files under ``folder`` down to ``depth`` levels, never through a link (a submission's own
+    files decide what it is)."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        level = len(Path(dirpath).relative_to(folder).parts)
+        dirnames[:] = [d for d in dirnames if level + 1 < depth and not os.path.islink(os.path.join(dirpath, d))]
+        found += [Path(dirpath) / f for f in filenames if _regular(Path(dirpath) / f)]
+    return found
+
+
+def _followable(path: Path) -> bool:
+    """Whether discovery may enter ``path``: not a link, or a link into the repository's own solutions or
+    skeletons (the bundled examples' reference and skeleton)."""
+    if not path.is_symlink():
+        return True
+    resolved = path.resolve()
+    return any(resolved.is_relative_to(assignments.REPO_ROOT / tree) for tree in ("solutions", "assignments"))
 
 
 def _stem(path: Path) -> str:
@@ -127,37 +174,138 @@ def grade_all(jobs: list[Job], out: Path, *, workers: int = 1, public_only: bool
               progress: bool = True, skip_tags: tuple[str, ...] | list[str] = ()) -> list[Results]:
     """Grade every job into ``out/<name>/``; return the results in job order.
 
-    ``skip_tags`` apply to every job, in addition to each job's own.
+    ``skip_tags`` apply to every job, in addition to each job's own. A stop signal raises ``Interrupted`` once the
+    runners have stopped and the gradebook of what finished is written.
     """
     become_subreaper()
     out.mkdir(parents=True, exist_ok=True)
-    hide = sorted({str(j.source.resolve().parent) for j in jobs} | {str(out.resolve())})
+    isolation = Isolation.detect()
+    if isolation.privileged:
+        permissions.protect_checkout()
+        for path in (out, *(job.source for job in jobs)):
+            permissions.protect(path)
     bar = tqdm(total=len(jobs), desc="grading", unit="submission", disable=not progress)
+    runners = Runners(isolation, side_by_side=workers > 1 and len(jobs) > 1)
+    finished: dict[int, Results] = {}
 
-    def run(job: Job) -> Results:
-        results = grade_job(job, out / job.name, hide, public_only=public_only, oracle=oracle, skip_tags=skip_tags,
-                            side_by_side=workers > 1 and len(jobs) > 1)
+    def run(index: int, job: Job) -> None:
+        if runners.stopping:
+            return
+        results = grade_job(job, out / job.name, public_only=public_only, oracle=oracle, skip_tags=skip_tags,
+                            runners=runners)
+        if results is None:
+            return
+        finished[index] = results
         bar.set_postfix_str(f"{job.name}: {points(results.score)}/{points(results.max_score)}")
         bar.update()
-        return results
 
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        collected = list(pool.map(run, jobs))
+    with runners.stop_on_signals(), ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        for future in [pool.submit(run, index, job) for index, job in enumerate(jobs)]:
+            future.result()
     bar.close()
+    collected = [finished[index] for index in sorted(finished)]
     write_gradebook(collected, out / "gradebook.csv")
     write_manual_answers(collected, out / "manual_answers.csv")
     atomic_write(out / "summary.md", summary_markdown(collected))
+    if runners.stopping:
+        raise Interrupted(collected)
     return collected
 
 
-def grade_job(job: Job, out_dir: Path, hide: list[str], *, public_only: bool = False, oracle: str = "auto",
-              skip_tags: tuple[str, ...] | list[str] = (), runner_args: tuple[str, ...] | list[str] = (),
-              side_by_side: bool = False) -> Results:
-    """Grade one job in its own runner process into ``out_dir``; a results file is written whatever happens.
+class Runners:
+    """The runner processes in flight, started in a scratch folder of the batch's (their TMPDIR), so that a stop
+    signal reaches every one and nothing they leave outlives the batch."""
 
-    ``hide`` are paths the student code must not see; tests tagged with one of ``skip_tags`` or the job's own
-    are not run; ``runner_args`` are passed on to ``autograder.runner``; ``side_by_side`` says that other
-    gradings share the cores (see the module docstring).
+    def __init__(self, isolation: Isolation, side_by_side: bool = False):
+        self.isolation = isolation
+        self.side_by_side = side_by_side
+        self.stopping = False
+        self.live: set[subprocess.Popen] = set()
+        self.abnormal = False  # a runner died or was killed: its leftovers need a sweep
+        self._lock = threading.Lock()
+        self.scratch: Path | None = None
+
+    def environment(self) -> dict:
+        """The runners' environment: the term's secret is not in it (it travels in the job, on stdin)."""
+        env = {name: value for name, value in os.environ.items() if name != SECRET_ENV}
+        env["TMPDIR"] = str(self.scratch)
+        if self.isolation.privileged:  # the runners need not probe again
+            env["AUTOGRADER_NAMESPACES"] = "1" if self.isolation.mode == "namespaces" else "0"
+        if self.side_by_side:
+            env["OMP_WAIT_POLICY"] = "PASSIVE"
+        return env
+
+    def start(self, command: list[str]) -> subprocess.Popen:
+        with self._lock:
+            process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       stderr=subprocess.STDOUT, env=self.environment(), start_new_session=True)
+            self.live.add(process)
+        return process
+
+    def finish(self, process: subprocess.Popen) -> None:
+        with self._lock:
+            self.live.discard(process)
+            self.abnormal = self.abnormal or process.returncode != 0
+
+    def stop(self) -> None:
+        """SIGTERM every runner (each stops its workers and writes what it has), then SIGKILL the stragglers."""
+        self.stopping = True
+        with self._lock:
+            live = list(self.live)
+        for process in live:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE_SECONDS
+        for process in live:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=max(0.0, deadline - time.monotonic()))
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+
+    @contextlib.contextmanager
+    def stop_on_signals(self):
+        """Within the block: a scratch folder for the runners, and SIGINT/SIGTERM stop them (main thread only);
+        afterwards the scratch folder is removed and, if a runner ended abnormally, whatever it left is swept."""
+        self.scratch = Path(tempfile.mkdtemp(prefix="autograder-batch-"))
+        if self.isolation.privileged:
+            os.chmod(self.scratch, 0o711)  # the workers' uids pass through to their own folders
+        handlers = {}
+        if threading.current_thread() is threading.main_thread():
+            for number in (signal.SIGINT, signal.SIGTERM):
+                handlers[number] = signal.signal(number, lambda *_: threading.Thread(target=self.stop).start())
+        try:
+            yield self
+        finally:
+            for number, handler in handlers.items():
+                signal.signal(number, handler)
+            if (self.abnormal or self.stopping) and self.isolation.privileged:
+                permissions.sweep_free()  # the uids of workers whose runner did not give them back
+            _reap()
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def _reap() -> None:
+    """Kill and reap whatever still descends from this subreaper once its runners are done: a student's process
+    that outlived its runner was re-parented here (as root it is already killed, and only its exit is collected)."""
+    import psutil
+
+    with contextlib.suppress(psutil.Error):
+        for child in psutil.Process().children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                child.kill()
+    with contextlib.suppress(ChildProcessError):
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            pass
+
+
+def grade_job(job: Job, out_dir: Path, *, public_only: bool = False, oracle: str = "auto",
+              skip_tags: tuple[str, ...] | list[str] = (), metadata: Path | None = None,
+              runners: Runners | None = None) -> Results | None:
+    """Grade one job in its own runner process into ``out_dir``; a results file is written whatever happens, unless
+    the batch was stopped before the runner listed its tests (then nothing, and None).
+
+    Tests tagged with one of ``skip_tags`` or the job's own are not run; ``metadata`` is Gradescope's submission
+    metadata file; ``runners`` the batch's runners (a lone job gets its own).
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     results_file = out_dir / "results.json"
@@ -171,32 +319,58 @@ def grade_job(job: Job, out_dir: Path, hide: list[str], *, public_only: bool = F
         results.extra_data["status"] = f"not graded: {problem}"
         results.write(out_dir)
         return results
+    if runners is None:
+        runners = Runners(Isolation.detect())
+        with runners.stop_on_signals():
+            return grade_job(job, out_dir, public_only=public_only, oracle=oracle, skip_tags=skip_tags,
+                             metadata=metadata, runners=runners)
     assignment = assignments.load(job.assignment)
-    command = [sys.executable, "-m", "autograder.runner", "--assignment", job.assignment, "--submission",
-               str(job.source), "--out", str(out_dir), "--name", job.name, "--oracle", oracle,
-               *(["--public-only"] if public_only else []), *(a for h in hide for a in ("--hide", h)),
-               *(a for tag in dict.fromkeys((*skip_tags, *job.skip_tags)) for a in ("--skip-tag", tag)), *runner_args]
+    tags = list(dict.fromkeys((*skip_tags, *job.skip_tags)))
+    spec = {"assignment": job.assignment, "submission": str(job.source), "out": str(out_dir), "name": job.name,
+            "oracle": oracle, "public_only": public_only, "skip_tags": tags}
+    if metadata is not None:
+        spec["metadata"] = str(metadata)
+    if SECRET_ENV in os.environ:
+        spec["secret"] = os.environ[SECRET_ENV]
+    limit = assignment.submission_timeout + HARD_LIMIT_MARGIN
     problem = ""
-    with open(out_dir / "runner.log", "wb") as log:
-        try:
-            process = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, check=False,
-                                     env={**os.environ, "OMP_WAIT_POLICY": "PASSIVE"} if side_by_side else None,
-                                     timeout=assignment.submission_timeout + HARD_LIMIT_MARGIN)
-            if process.returncode != 0:
-                problem = f"the grading process failed (exit status {process.returncode})"
-        except subprocess.TimeoutExpired:
-            problem = f"grading did not finish within {assignment.submission_timeout + HARD_LIMIT_MARGIN:g} s"
+    process = runners.start([sys.executable, "-m", "autograder.runner"])
+    try:
+        output, _ = process.communicate(json.dumps(spec).encode(), timeout=limit)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+        output, _ = process.communicate()
+        problem = f"grading did not finish within {limit:g} s"
+    runners.finish(process)
+    (out_dir / "runner.log").write_bytes(output or b"")
+    if not problem and process.returncode != 0:
+        problem = ("the grader was stopped" if runners.stopping
+                   else f"the grading process failed (exit status {process.returncode})")
     results = _read(results_file)
+    if results is None and runners.stopping:  # stopped before it listed its tests: not graded at all
+        shutil.rmtree(out_dir, ignore_errors=True)
+        return None
     if results is None or problem:
-        results = results or Results(assignment=job.assignment, submission=job.name)
-        note = (f"The grader could not finish this submission ({problem or 'no results were written'}); the "
-                "scores below are those of the tests that finished. The course staff can see runner.log.")
-        results.output = f"{results.output}\n\n{note}".strip()
-        results.extra_data["status"] = f"incomplete: {problem or 'no results written'}"
-        if not results.tests:
-            results.tests.append(TestResult(name="Grading", number="0", score=0, max_score=0, status="failed",
-                                            output=note))
+        results = _completed(results, job, problem or "no results were written")
         results.write(out_dir)
+    return results
+
+
+def _completed(results: Results | None, job: Job, problem: str) -> Results:
+    """The results of a runner that did not finish: what it wrote (every collected test, the unfinished at zero)
+    and a note that says so."""
+    results = results or Results(assignment=job.assignment, submission=job.name)
+    note = (f"The grader could not finish this submission ({problem}); the scores below are those of the tests "
+            "that finished, and the others count zero. The course staff can see runner.log.")
+    results.output = f"{results.output}\n\n{note}".strip()
+    results.extra_data["status"] = f"incomplete: {problem}"
+    for test in results.tests:
+        if test.extra_data.get("pending"):
+            test.output = f"Not run: {problem}."
+    if not results.tests:
+        results.tests.append(TestResult(name="Grading", number="0", score=0, max_score=0, status="failed",
+                                        output=note))
     return results
 
 

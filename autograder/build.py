@@ -181,10 +181,10 @@ def record_expected(assignment: assignments.Assignment, check: bool) -> list[str
     """Grade the reference on the public tests, recording every oracle answer (students replay them)."""
     with tempfile.TemporaryDirectory(prefix="autograder-build-") as temp:
         store = Path(temp) / "expected.zip"
-        command = [sys.executable, "-m", "autograder.runner", "--assignment", assignment.name, "--submission",
-                   str(assignment.solution_dir), "--out", str(Path(temp) / "out"), "--name", "reference",
-                   "--public-only", "--oracle", "record", "--record-to", str(store)]
-        process = subprocess.run(command, capture_output=True, text=True, check=False)
+        job = {"assignment": assignment.name, "submission": str(assignment.solution_dir), "name": "reference",
+               "out": str(Path(temp) / "out"), "public_only": True, "oracle": "record", "record_to": str(store)}
+        process = subprocess.run([sys.executable, "-m", "autograder.runner"], input=json.dumps(job),
+                                 capture_output=True, text=True, check=False)
         if process.returncode != 0 or not store.is_file():
             output = process.stdout[-2000:] + process.stderr[-2000:]
             return [f"{assignment.name}: recording expected values failed:\n{output}"]

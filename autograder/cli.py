@@ -82,13 +82,19 @@ def main(argv: list[str] | None = None) -> int:
     except assignments.AssignmentError as exc:
         log.error("error: %s", exc)
         return 2
+    except KeyboardInterrupt as stop:  # SIGINT or SIGTERM: the gradings started were stopped and cleaned up
+        finished = getattr(stop, "collected", None)
+        log.error("stopped%s", "" if finished is None else f": {len(finished)} submission(s) had finished; their "
+                  "results and the gradebook are written")
+        return 130
 
 
 def cmd_grade(options) -> int:
     if options.assignment:
         assignments.load(options.assignment)  # an unknown name fails here, with the list of known ones
-    if not Isolation().privileged:
-        log.warning("note: %s", Isolation().note())
+    isolation = Isolation.detect()
+    if isolation.mode != "namespaces":
+        log.warning("note: %s", isolation.note())
     jobs = batch.discover(options.paths, options.assignment)
     if not jobs:
         log.error("error: no submissions found under %s", ", ".join(map(str, options.paths)))
@@ -107,6 +113,8 @@ def cmd_check(options) -> int:
     assignment = assignments.load(options.assignment)
     folder = options.folder.resolve()
     results = grade_one(assignment, folder, None, name=folder.name, public_only=True)
+    if results.extra_data.get("status") == "incomplete: the grader was stopped":
+        raise KeyboardInterrupt
     console = Console()
     console.print(Markdown(results.feedback()))
     if results.score < results.max_score:

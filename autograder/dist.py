@@ -28,7 +28,7 @@ from pathlib import Path
 from autograder import assignment as assignments
 from autograder import batch, gradescope, leaks
 from autograder.build import SKIP
-from autograder.sandbox import UID_POOL
+from autograder.permissions import UID_POOL
 
 TEMPLATES = assignments.PACKAGE_DIR / "templates"
 PYPROJECT = assignments.REPO_ROOT / "pyproject.toml"

@@ -17,8 +17,9 @@ may see now (a submission made after the due date already sees ``after_due_date`
 count and points of what is withheld. Publication cannot be known at grading time, so ``after_published``
 tests are always summarised as withheld.
 
-The worker imports the harness with ``python -I``, so it cannot use ``source/`` (root-only): setup
-installs a copy of the harness without its suites (``install_runtime``) on the interpreter's path.
+The worker starts with ``python -I`` (no ``PYTHONPATH``): setup puts ``source/`` on the interpreter's path with
+a ``.pth`` file (``install_runtime``). The worker imports what it needs from there as root, before it confines
+itself; the sandbox uid it then runs as cannot read ``source/``.
 """
 
 from __future__ import annotations
@@ -161,17 +162,21 @@ def run(root: Path, name: str) -> Results:
     try:
         assignment = assignments.load(name)
         lock_down(root)
-        runner_args, label = [], "submission"
-        metadata_file = root / "submission_metadata.json"
+        metadata_file, label = root / "submission_metadata.json", "submission"
         if metadata_file.is_file():
             try:
                 metadata = Metadata.read(metadata_file)
-                runner_args = ["--metadata", str(metadata_file)]
                 label = f"gradescope-{metadata.submission_id}" if metadata.submission_id else label
             except MetadataError as exc:
                 log.warning("ignoring the submission metadata: %s", exc)
+                metadata_file = None
+        else:
+            metadata_file = None
         job = batch.Job(label, root / "submission", assignment.name)
-        results = batch.grade_job(job, results_dir, [str(results_dir)], runner_args=runner_args)
+        results = batch.grade_job(job, results_dir, metadata=metadata_file)
+        if results is None:  # stopped (Gradescope's time limit) before a test was listed
+            results = failure(name, "the grader was stopped before it could list the tests")
+            results.write(results_dir)
     except Exception as exc:  # the grader itself failed: the student still gets a results file
         log.exception("grading failed")
         results = failure(name, f"{type(exc).__name__}: {exc}")
@@ -190,21 +195,11 @@ def failure(name: str, reason: str) -> Results:
     return results
 
 
-def install_runtime(target: Path, site_packages: Path | None = None) -> Path:
-    """Copy the harness without its suites into ``target`` and put it on the interpreter's path (a ``.pth``).
-
-    The worker is started with ``python -I`` and runs as a uid that cannot read ``/autograder/source``;
-    this copy (no tests, no solutions) is what it imports. Returns the ``.pth`` file written.
-    """
-    package = target / "autograder"
-    shutil.rmtree(package, ignore_errors=True)
-    shutil.copytree(Path(__file__).resolve().parent, package,
-                    ignore=shutil.ignore_patterns("suites", "templates", "__pycache__"))
-    for path in [target, *target.rglob("*")]:
-        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+def install_runtime(source: Path, site_packages: Path | None = None) -> Path:
+    """Put the harness in ``source`` on the interpreter's path (a ``.pth`` file); returns the file written."""
     site = Path(site_packages or sysconfig.get_paths()["purelib"])
     pth = site / RUNTIME_PTH
-    pth.write_text(f"{target.resolve()}\n")
+    pth.write_text(f"{Path(source).resolve()}\n")
     return pth
 
 
@@ -230,14 +225,14 @@ def main(argv: list[str] | None = None) -> int:
     grade = commands.add_parser("run", help="grade the submission in ROOT/submission (what run_autograder does)")
     grade.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="the /autograder folder (default /autograder)")
     grade.add_argument("--assignment", required=True)
-    runtime = commands.add_parser("install-runtime", help="install the worker's copy of the harness (setup.sh)")
-    runtime.add_argument("--target", type=Path, required=True)
+    runtime = commands.add_parser("install-runtime", help="put the harness on the interpreter's path (setup.sh)")
+    runtime.add_argument("--source", type=Path, required=True, help="the folder holding the autograder package")
     check = commands.add_parser("selftest", help="grade the bundled reference; fails unless it earns full marks")
     check.add_argument("--assignment", required=True)
     options = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     if options.command == "install-runtime":
-        log.info("runtime installed: %s", install_runtime(options.target))
+        log.info("runtime installed: %s", install_runtime(options.source))
         return 0
     if options.command == "selftest":
         return 0 if selftest(options.assignment) else 1

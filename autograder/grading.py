@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import pytest
 
-from autograder import worker
+from autograder import calls
 from autograder.checks import assert_close, assert_rows_sum_to_one, assert_tensor
 from autograder.proxy import RemoteObject, StudentCodeFailure
 from autograder.results import VISIBILITIES
@@ -58,6 +59,7 @@ class Parts:
     def __init__(self):
         self.results: list[tuple[str, float, str | None]] = []
         self.notes: list[str] = []
+        self.grader_errors: list[str] = []  # tracebacks of parts the grader could not check, for the log
 
     def note(self, text: str) -> None:
         """Tell the student ``text`` whether the test passes or fails (the figures a passing run reached, say)."""
@@ -65,10 +67,17 @@ class Parts:
 
     @contextmanager
     def __call__(self, name: str, weight: float = 1.0) -> Iterator[None]:
+        """A part: it passes when its block finishes, and whatever else happens in it scores it zero (fail closed):
+        a failed check, the student's code failing, or the grader failing to check it (said as such)."""
         try:
             yield
         except (AssertionError, StudentCodeFailure) as exc:
             self.results.append((name, weight, str(exc) or type(exc).__name__))
+        except Exception as exc:  # noqa: BLE001 - a part that could not be checked earns nothing
+            self.grader_errors.append(f"{name}: {traceback.format_exc()}")
+            self.results.append((name, weight, f"The grader could not check this part ({type(exc).__name__}: "
+                                               f"{exc}). If your code returns what the handout documents, this is "
+                                               "a grader problem: tell the course staff."))
         else:
             self.results.append((name, weight, None))
 
@@ -127,7 +136,7 @@ def forward_backward(module, *args, grad_output=None, **kwargs) -> dict:
     """
     if isinstance(module, RemoteObject):
         return module.forward_backward(*args, grad_output=grad_output, **kwargs)
-    return worker.forward_backward(module, args, kwargs, grad_output)
+    return calls.forward_backward(module, args, kwargs, grad_output)
 
 
 def read(obj, attribute: str):

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 
-from autograder.worker import run_notebook
+from autograder.notebook_cells import run_notebook
 
 
 def load(directory: Path, modules: list[dict], strict: bool = True, lazy: bool = False) -> SimpleNamespace:

@@ -18,7 +18,7 @@ import os
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -57,11 +57,11 @@ class Session:
     def reference_worker(self) -> Student:
         """The reference, in a sandboxed worker like the student's (same limits and threads): for runtime ratios.
 
-        Started on first use from a private copy of ``solutions/NAME``; ``close`` stops it.
+        Started on first use from a private copy of ``solutions/NAME`` (its own uid, as the student's worker has);
+        ``close`` stops it.
         """
         if self._reference_worker is None:
             self._reference_dir = tempfile.mkdtemp(prefix="autograder-reference-")
-            os.chmod(self._reference_dir, 0o711)
             root = stage(self.assignment.solution_dir, self.assignment.files, Path(self._reference_dir))
             self._reference_worker = Student(root, self.assignment.modules, self.assignment.limits, self.isolation,
                                              load_seconds=self.assignment.load_timeout)
@@ -165,6 +165,7 @@ class GradingPlugin:
         if len(kept) < len(items):
             config.hook.pytest_deselected(items=[item for item in items if item not in kept])
             items[:] = kept
+        self._write()  # every test listed from the start: a grading that dies keeps its maximum
 
     def _blank(self, item) -> TestResult:
         """The result of ``item`` before it runs: no points yet."""
@@ -224,7 +225,10 @@ class GradingPlugin:
             score, status = points, "passed"
             messages += parts.notes if parts is not None else []
         else:
-            score = points * parts.fraction() if parts is not None and parts.used else 0.0
+            # Fail closed: partial credit comes from parts only, and only when nothing escaped them (a check that
+            # raised outside a part may have skipped parts that would have failed).
+            escaped = call.excinfo is not None
+            score = points * parts.fraction() if parts is not None and parts.used and not escaped else 0.0
             status = "failed"
             if parts is not None and parts.used:
                 messages.append(parts.summary())
@@ -235,13 +239,31 @@ class GradingPlugin:
             if printed.strip():
                 messages.append(f"Your code printed:\n```\n{printed.rstrip()}\n```")
             messages += self._carried_notes(item, marker)
+        if parts is not None:
+            self.session.log += parts.grader_errors
         test = self._blank(item)
         test.score, test.max_score, test.status = round(score, 4), points, status
         test.output = "\n\n".join(m for m in messages if m)
         self.session.results.tests.append(test)
         self.session.results.execution_time = time.monotonic() - self.started
-        if self.session.out_dir is not None:
-            self.session.results.write(self.session.out_dir)
+        self._write()
+
+    def _write(self) -> None:
+        """Write results.json: the tests finished so far, then every other collected test at zero, marked pending."""
+        if self.session.out_dir is None:
+            return
+        results = self.session.results
+        finished = {t.extra_data.get("test") for t in results.tests}
+        pending = [self.pending(test) for test_id, test in self.collected if test_id not in finished]
+        Results(assignment=results.assignment, submission=results.submission, tests=[*results.tests, *pending],
+                output=results.output, execution_time=time.monotonic() - self.started,
+                extra_data=results.extra_data).write(self.session.out_dir)
+
+    @staticmethod
+    def pending(test: TestResult) -> TestResult:
+        """A collected test that has not run (yet): zero points out of its maximum."""
+        return replace(test, output=test.output or "Not run: the grading stopped before this test.",
+                       extra_data={**test.extra_data, "pending": True})
 
     def _carried_notes(self, item, marker) -> list[str]:
         """For a failed test: remember a failed carried-module check, or point a dependent test at it."""

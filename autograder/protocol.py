@@ -46,7 +46,7 @@ class ReadTimeout(Exception):
 # ---------------------------------------------------------------- framing
 
 
-def write_frame(fd: int, header: dict, blobs: list[bytes]) -> None:
+def write_frame(fd: int, header: dict, blobs: list[bytes] | tuple = ()) -> None:
     """Send one message: ``header`` (JSON-able) plus raw ``blobs``."""
     header = dict(header, blobs=[len(b) for b in blobs])
     body = json.dumps(header, allow_nan=True).encode()
@@ -107,32 +107,36 @@ def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
 
 
 def array_to_bytes(array: np.ndarray) -> bytes:
-    """``.npy`` bytes of a numeric or boolean array (shape and dtype preserved)."""
+    """``.npy`` bytes of a numeric or boolean array (shape and dtype preserved, in this machine's byte order)."""
     if array.dtype.name not in ALLOWED_DTYPES:
         raise ProtocolError(f"arrays of dtype {array.dtype} cannot be sent")
     buffer = io.BytesIO()
-    np.save(buffer, np.ascontiguousarray(array), allow_pickle=False)
+    np.save(buffer, np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("=")), allow_pickle=False)
     return buffer.getvalue()
 
 
 def bytes_to_array(data: bytes) -> np.ndarray:
-    """Inverse of ``array_to_bytes``; refuses pickled or non-numeric payloads."""
+    """Inverse of ``array_to_bytes``; refuses pickled, non-numeric or foreign-byte-order payloads."""
     try:
         array = np.load(io.BytesIO(data), allow_pickle=False)
     except Exception as exc:  # noqa: BLE001 - any failure is a malformed payload
         raise ProtocolError(f"invalid array payload: {exc}") from None
     if not isinstance(array, np.ndarray) or array.dtype.name not in ALLOWED_DTYPES:
         raise ProtocolError("array payload has a forbidden dtype")
+    if not array.dtype.isnative:
+        raise ProtocolError(f"array payload is not in this machine's byte order ({array.dtype.str})")
     return array
 
 
 # ---------------------------------------------------------------- value trees
 
 
-def encode(value: Any, blobs: list[bytes], make_handle=None, depth: int = 0) -> Any:
+def encode(value: Any, blobs: list[bytes], make_handle=None, depth: int = 0, *, device: str | None = None) -> Any:
     """Encode ``value`` as a JSON tree, appending array payloads to ``blobs``.
 
     ``make_handle(obj) -> dict`` is called for objects that cannot travel; without it they are an error.
+    ``device`` names where the receiving side should put the tensors (``decode(..., place=True)``); by default
+    where they are.
     """
     import torch
 
@@ -145,7 +149,7 @@ def encode(value: Any, blobs: list[bytes], make_handle=None, depth: int = 0) -> 
     if isinstance(value, float):
         return value
     if isinstance(value, torch.Tensor):
-        return _encode_tensor(value, blobs)
+        return _encode_tensor(value, blobs, device)
     if isinstance(value, np.ndarray | np.generic) and np.asarray(value).dtype.name in ALLOWED_DTYPES:
         blobs.append(array_to_bytes(np.asarray(value)))
         return {"__ndarray__": len(blobs) - 1, "scalar": isinstance(value, np.generic)}
@@ -154,22 +158,22 @@ def encode(value: Any, blobs: list[bytes], make_handle=None, depth: int = 0) -> 
     if isinstance(value, torch.device):
         return {"__device__": str(value)}
     if isinstance(value, tuple) and not hasattr(value, "_fields"):
-        return {"__tuple__": [encode(v, blobs, make_handle, depth + 1) for v in value]}
+        return {"__tuple__": [encode(v, blobs, make_handle, depth + 1, device=device) for v in value]}
     if isinstance(value, list | tuple):
-        return {"__list__": [encode(v, blobs, make_handle, depth + 1) for v in value]}
+        return {"__list__": [encode(v, blobs, make_handle, depth + 1, device=device) for v in value]}
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):
-        return {"__dict__": {k: encode(v, blobs, make_handle, depth + 1) for k, v in value.items()}}
+        return {"__dict__": {k: encode(v, blobs, make_handle, depth + 1, device=device) for k, v in value.items()}}
     if make_handle is not None:
         return make_handle(value)
     raise ProtocolError(f"a {type(value).__name__} cannot be sent to the worker")
 
 
-def _encode_tensor(tensor, blobs: list[bytes]) -> dict:
+def _encode_tensor(tensor, blobs: list[bytes], device: str | None) -> dict:
     import torch
 
     meta = {
         "dtype": str(tensor.dtype).removeprefix("torch."),
-        "device": str(tensor.device),
+        "device": device or str(tensor.device),
         "requires_grad": bool(tensor.requires_grad),
         "cls": type(tensor).__name__,
     }
@@ -184,8 +188,21 @@ def _encode_tensor(tensor, blobs: list[bytes]) -> dict:
     return {"__tensor__": len(blobs) - 1, **meta}
 
 
-def decode(node: Any, blobs: list[bytes], resolve_handle=None, depth: int = 0) -> Any:
-    """Rebuild a value from ``encode``'s tree. ``resolve_handle(node) -> object`` maps handles."""
+def decode(node: Any, blobs: list[bytes], resolve_handle=None, *, place: bool = False) -> Any:
+    """Rebuild a value from ``encode``'s tree. ``resolve_handle(node) -> object`` maps handles; with ``place``,
+    tensors go to the device the sender named (when it exists here), else they stay on the CPU.
+
+    Whatever goes wrong is a ``ProtocolError``: a value the other side sent can never raise anything else here.
+    """
+    try:
+        return _decode(node, blobs, resolve_handle, 0, place)
+    except ProtocolError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a hostile tree may break any step
+        raise ProtocolError(f"value cannot be read ({type(exc).__name__}: {exc})") from None
+
+
+def _decode(node: Any, blobs: list[bytes], resolve_handle, depth: int, place: bool) -> Any:
     import torch
 
     if depth > MAX_DEPTH:
@@ -203,19 +220,22 @@ def decode(node: Any, blobs: list[bytes], resolve_handle=None, depth: int = 0) -
         if dtype == "bfloat16":
             tensor = tensor.to(torch.bfloat16)
         tensor.remote_meta = {k: node.get(k) for k in ("dtype", "device", "requires_grad", "cls")}
+        device = node.get("device")
+        if place and isinstance(device, str) and device.startswith("cuda") and torch.cuda.is_available():
+            tensor = tensor.to(device)
         return tensor
     if "__ndarray__" in node:
         array = bytes_to_array(_blob(blobs, node["__ndarray__"]))
         return array[()] if node.get("scalar") else array
     if "__tuple__" in node:
-        return tuple(decode(v, blobs, resolve_handle, depth + 1) for v in _as_list(node["__tuple__"]))
+        return tuple(_decode(v, blobs, resolve_handle, depth + 1, place) for v in _as_list(node["__tuple__"]))
     if "__list__" in node:
-        return [decode(v, blobs, resolve_handle, depth + 1) for v in _as_list(node["__list__"])]
+        return [_decode(v, blobs, resolve_handle, depth + 1, place) for v in _as_list(node["__list__"])]
     if "__dict__" in node:
         items = node["__dict__"]
         if not isinstance(items, dict):
             raise ProtocolError("dict node without a mapping")
-        return {str(k): decode(v, blobs, resolve_handle, depth + 1) for k, v in items.items()}
+        return {str(k): _decode(v, blobs, resolve_handle, depth + 1, place) for k, v in items.items()}
     if "__dtype__" in node:
         dtype = getattr(torch, str(node["__dtype__"]), None)
         if not isinstance(dtype, torch.dtype):

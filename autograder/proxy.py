@@ -15,18 +15,22 @@ same message instead of waiting for its own timeout.
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from autograder import protocol
-from autograder.sandbox import Isolation, Limits, Sandbox, WorkerDied
+from autograder.sandbox import Isolation, Limits, Sandbox, SandboxError, WorkerDied
 
 DEFAULT_CALL_SECONDS = 60.0
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 MAX_RESTARTS = 8
+# What a skeleton's stub raises (autograder.build): "OWNER: hint" or "OWNER is not implemented yet".
+STUB = re.compile(r"(?P<owner>[A-Za-z_][\w.]*)(?:: (?P<hint>.*)| is not implemented yet)", re.DOTALL)
 
 
 class StudentCodeFailure(AssertionError):
@@ -41,10 +45,12 @@ class StudentError(StudentCodeFailure):
         self.error_message = str(error.get("message", ""))
         trace = str(error.get("traceback", "")).rstrip()
         text = f"{call} raised {self.error_type}: {self.error_message}"
-        if self.error_type == "NotImplementedError":
-            owner = call.split("(")[0].rsplit(".", 1)[-1]
-            hint = self.error_message.split(": ", 1)[1] if self.error_message.startswith(owner) else self.error_message
-            text = f"{call} is not implemented yet." + (f" Hint: {hint}" if hint else "")
+        stub = STUB.fullmatch(self.error_message) if self.error_type == "NotImplementedError" else None
+        if stub:
+            owner, hint = stub["owner"], stub["hint"]
+            called = call.split("(")[0].rsplit(".", 1)[-1]
+            text = (f"{call} is not implemented yet." if owner.split(".")[0].endswith(called)
+                    else f"{call} calls {owner}, which is not implemented yet.") + (f" Hint: {hint}" if hint else "")
         elif trace:
             text += f"\nWhere it happened in your code:\n{trace}"
         super().__init__(text)
@@ -60,6 +66,11 @@ class StudentCrashed(StudentCodeFailure):
 
 class SubmissionBroken(StudentCodeFailure):
     """The submission could not be loaded at all; every test fails with this message."""
+
+
+class GraderFailure(Exception):
+    """The grader could not run the submission's code (its sandbox would not start): not the student's doing, and
+    not an ``AssertionError``, so the test scores nothing and says that the grader failed."""
 
 
 class ForbiddenAPI(StudentCodeFailure):
@@ -79,7 +90,9 @@ class Student:
         self._sandbox: Sandbox | None = None
         self._generation = 0
         self._restarts = 0
+        self._stops: list[str] = []  # why the worker was stopped, each time (a timeout, a crash)
         self.broken = broken
+        self.grader_problem: str | None = None
         self.deadline: float | None = None
         self.time_limit: float | None = None
         self.load_seconds = load_seconds
@@ -102,6 +115,8 @@ class Student:
     # ------------------------------------------------------------ life cycle
 
     def _ensure_worker(self) -> Sandbox:
+        if self.grader_problem:
+            raise GraderFailure(self.grader_problem)
         if self.broken:
             raise SubmissionBroken(self.broken)
         if self._sandbox is not None and self._sandbox.alive:
@@ -110,16 +125,24 @@ class Student:
             self._sandbox.close()
             self._restarts += 1
             if self._restarts > MAX_RESTARTS:
-                self.broken = f"your code crashed or timed out {MAX_RESTARTS} times; the remaining tests were not run"
+                last = "; ".join(self._stops[-3:]) or "it exited"
+                self.broken = (f"the process running your code had to be stopped {MAX_RESTARTS} times (the last "
+                               f"times: {last}), so the remaining tests were not run")
                 raise SubmissionBroken(self.broken)
+        started = time.monotonic()  # starting and loading have their own budget, not charged to the test
         self._sandbox = Sandbox(self._root, self._spec, self._limits, self._isolation)
-        self._sandbox.start()
+        try:
+            self._sandbox.start()
+        except SandboxError as exc:
+            self.grader_problem = f"the grader could not start the process that runs your code: {exc}"
+            self.close()
+            raise GraderFailure(self.grader_problem) from None
         self._generation += 1
         files = ", ".join(m.get("notebook") or f"{m['name']}.py" for m in self._modules.values())
-        started = time.monotonic()
         try:
             # Loading has its own budget and is not charged to the test that triggered it.
-            reply, _ = self._sandbox.request({"op": "load"}, [], started + self.load_seconds)
+            reply, blobs = self._sandbox.request({"op": "load"}, [], time.monotonic() + self.load_seconds)
+            value = protocol.decode(reply.get("value"), blobs) if reply.get("ok") else None
         except protocol.ReadTimeout:
             self.broken = (f"loading {files} did not finish within {self.load_seconds:g} s: "
                            "is there an infinite loop, or training, at the top level of the file?")
@@ -131,8 +154,8 @@ class Student:
             if reply.get("ok"):
                 if self.deadline is not None:
                     self.deadline += time.monotonic() - started
-                value = reply.get("value") or {}
-                self.load_warnings = [str(w) for w in value.get("warnings", [])][:20]
+                warnings = value.get("warnings") if isinstance(value, dict) else None
+                self.load_warnings = [str(w) for w in warnings][:20] if isinstance(warnings, list) else []
                 return self._sandbox
             error = StudentError(f"importing {files}", reply.get("error") or {})
             self.broken = f"{error}\nFix this first: none of your code can be graded until it loads."
@@ -162,16 +185,18 @@ class Student:
     # ------------------------------------------------------------ requests
 
     def request(self, op: str, target: dict, args=(), kwargs=None, *, label: str = "your code",
-                generation: int | None = None, fields: dict | None = None, grad_output=None) -> Any:
-        """Run ``op`` on ``target`` in the worker and return the decoded value."""
+                generation: int | None = None, fields: dict | None = None, grad_output=None,
+                device: str | None = None) -> Any:
+        """Run ``op`` on ``target`` in the worker and return the decoded value; the worker puts tensor arguments
+        on ``device`` when given."""
         sandbox = self._ensure_worker()
         if generation is not None and generation != self._generation:
             raise StudentCrashed(f"{label}: this object was lost when your code crashed or timed out "
                                  "earlier in this test")
         blobs: list[bytes] = []
         header = {"op": op, "target": target, **(fields or {}),
-                  "args": protocol.encode(list(args), blobs, self._handle_node),
-                  "kwargs": protocol.encode(dict(kwargs or {}), blobs, self._handle_node)}
+                  "args": protocol.encode(list(args), blobs, self._handle_node, device=device),
+                  "kwargs": protocol.encode(dict(kwargs or {}), blobs, self._handle_node, device=device)}
         if grad_output is not None:
             header["grad_output"] = protocol.encode(grad_output, blobs, self._handle_node)
         started = time.monotonic()
@@ -180,13 +205,16 @@ class Student:
         except protocol.ReadTimeout:
             waited = time.monotonic() - started
             limit = f"the test's time limit of {self.time_limit:g} s" if self.time_limit else "the time limit"
+            self._stops.append(f"{label} ran past the time limit")
             raise StudentTimeout(
                 f"{label} did not finish within {limit} (this call ran {waited:.1f} s and was stopped). Look "
                 "for an infinite loop or a very slow path, such as a Python loop over every element of a tensor."
             ) from None
         except WorkerDied as died:
+            self._stops.append(f"{label}: {died.describe()}")
             raise StudentCrashed(f"{label}: {died.describe()}") from None
         except protocol.ProtocolError as exc:
+            self._stops.append(f"{label} sent an invalid reply")
             raise StudentCrashed(f"{label}: the process running your code sent an invalid reply ({exc})") from None
         if reply.get("forbidden"):
             names = ", ".join(map(str, reply["forbidden"]))
@@ -206,25 +234,24 @@ class Student:
             raise StudentCrashed(f"{label} returned something the grader cannot read ({exc})") from None
 
     def measure(self, target: dict, args, kwargs, device: str, *, label: str,
-                generation: int | None) -> tuple[float, int | None]:
-        """Time one ``time`` request with the parent's clock; read the peak memory from outside the worker.
+                generation: int | None) -> tuple[float, int | None, Any]:
+        """Run one ordinary ``call`` (inputs on ``device``) timed by the parent's clock: its seconds, its peak
+        memory in bytes read from outside the worker, and its output, which the caller checks like any other.
 
-        Nothing the student's process says is trusted: on the CPU a thread of the parent samples the worker's
-        resident size (``/proc/PID/statm``) while the call runs, and the peak is the highest sample above the
-        size after a ``trim`` request; on CUDA it is what the worker reports (the parent cannot see GPU memory).
-        ``None`` where neither can be read. A submission that tampers with its own allocator can understate
-        its memory; it cannot understate its time.
+        Nothing the student's process says about itself is trusted: a thread of the parent samples the worker's
+        resident size (``/proc/PID/statm``) on the CPU, or its GPU memory (NVML's per-process figure) on CUDA,
+        and the peak is the highest sample above the size after a ``trim`` request; ``None`` where neither can
+        be read. A submission that tampers with its own allocator can understate its memory; it cannot understate
+        its time, and an answer given early is checked.
         """
-        pid = self._ensure_worker().process.pid
+        pid = self._ensure_worker().pid
         self.request("trim", {}, label=label, generation=generation)
-        with ResidentSampler(pid) as sampler:
+        sampler = GpuSampler(pid) if device.startswith("cuda") else ResidentSampler(pid)
+        with sampler:
             started = time.perf_counter()
-            value = self.request("time", target, args, kwargs, label=label, generation=generation,
-                                 fields={"device": device})
+            value = self.request("call", target, args, kwargs, label=label, generation=generation, device=device)
             seconds = time.perf_counter() - started
-        if isinstance(value, dict) and "cuda_peak_bytes" in value:
-            return seconds, int(value["cuda_peak_bytes"])
-        return seconds, sampler.rise
+        return seconds, sampler.rise, value
 
     def _handle_node(self, obj: Any) -> dict:
         if isinstance(obj, RemoteObject):
@@ -280,6 +307,36 @@ class ResidentSampler:
             return None
         return max(0, self.peak - self.base)
 
+class GpuSampler(ResidentSampler):
+    """Samples a process's GPU memory as NVML reports it per process (``nvidia-ml-py``), summed over the devices;
+    ``rise`` is ``None`` where NVML cannot be used."""
+
+    def _read(self) -> int | None:
+        nvml = _nvml()
+        if nvml is None:
+            return None
+        try:
+            used = 0
+            for index in range(nvml.nvmlDeviceGetCount()):
+                device = nvml.nvmlDeviceGetHandleByIndex(index)
+                used += sum(p.usedGpuMemory or 0 for p in nvml.nvmlDeviceGetComputeRunningProcesses(device)
+                            if p.pid == self.pid)
+            return used
+        except nvml.NVMLError:
+            return None
+
+
+@functools.cache
+def _nvml():
+    """The initialised NVML binding, or None (no package, no driver)."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+    except Exception:  # noqa: BLE001 - any failure means no GPU readings
+        return None
+    return pynvml
+
 
 class RemoteAttr:
     """An attribute path in the worker: call it, or read it with ``.get()``."""
@@ -300,11 +357,10 @@ class RemoteAttr:
     def get(self) -> Any:
         return self._student.request("getattr", self._target, label=self._label, generation=self._generation)
 
-    def measure(self, args: tuple = (), kwargs: dict | None = None, device: str = "cpu") -> tuple[float, int | None]:
-        """Run the call once in the worker: the parent's wall-clock seconds and the call's peak memory in bytes.
-
-        See ``autograder.timing``, which compares such measurements with the reference's.
-        """
+    def measure(self, args: tuple = (), kwargs: dict | None = None,
+                device: str = "cpu") -> tuple[float, int | None, Any]:
+        """Run the call once in the worker: the parent's wall-clock seconds, the call's peak memory in bytes and its
+        output (see ``Student.measure``, and ``autograder.timing``, which compares them with the reference's)."""
         return self._student.measure(self._target, args, kwargs or {}, device, label=f"{self._label}(...)",
                                      generation=self._generation)
 

@@ -6,12 +6,17 @@ holds the reference and the hidden tests; student code only ever runs in its wor
 Whatever happens to the submission (it is missing, will not unzip, will not import, loops, or
 uses up the submission's time budget), a ``results.json`` is written and every collected test
 appears in it, with zero points and a reason where it could not run.
+
+The job (which submission, where to write) arrives as JSON on stdin: a command line is readable by every user of
+the machine, sandbox users included. The runner stops cleanly on SIGTERM or SIGINT (its workers killed, its
+folders removed, the tests that did not run listed), and receives SIGTERM when the process that started it dies.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
 import io
 import json
 import os
@@ -25,25 +30,38 @@ from pathlib import Path
 import pytest
 
 from autograder import assignment as assignments
-from autograder import implementations, mutants, staticcheck
+from autograder import implementations, mutants, permissions, staticcheck
+from autograder.assignment import SECRET_ENV
 from autograder.gradescope import Metadata, student_summary
 from autograder.notebooks import NotebookError, collect_answers
 from autograder.oracle import Oracle
 from autograder.plugin import GradingPlugin, Session
 from autograder.proxy import Student
 from autograder.results import Results, TestResult
-from autograder.sandbox import Isolation, become_subreaper, safe_hidden_paths
+from autograder.sandbox import Isolation, become_subreaper
 from autograder.submission import SubmissionError, stage
 
-SECRET_ENV = "AUTOGRADER_SECRET"
+PR_SET_PDEATHSIG = 1
+# What a job may say: the assignment, the submission (a folder or zip) and its name in the results, where to write
+# (out), public tests only, the oracle mode, where to record expectations (record_to), Gradescope's metadata file,
+# tags of tests not to run, and the term's secret (AUTOGRADER_SECRET, kept out of the runner's environment).
+JOB_FIELDS = {"assignment", "submission", "out", "name", "public_only", "oracle", "record_to", "metadata", "skip_tags",
+              "secret"}
 
 
 class OutOfTime(KeyboardInterrupt):
     """Raised by the alarm when the submission's time budget is spent (pytest stops cleanly on it)."""
 
 
+class Stopped(KeyboardInterrupt):
+    """Raised on SIGTERM or SIGINT: the grader is being stopped (pytest stops cleanly on it); ``requested`` says
+    that it happened, since pytest does not re-raise it."""
+
+    requested = False
+
+
 def grade_one(assignment: assignments.Assignment, source: Path, out_dir: Path | None, *, name: str,
-              public_only: bool = False, oracle_mode: str = "auto", hide: list[str] = (),
+              public_only: bool = False, oracle_mode: str = "auto",
               secret: str | None = None, record_to: Path | None = None, metadata: Metadata | None = None,
               skip_tags: tuple[str, ...] | list[str] = ()) -> Results:
     """Grade ``source`` against ``assignment``'s suite; write into ``out_dir`` when given.
@@ -61,8 +79,10 @@ def grade_one(assignment: assignments.Assignment, source: Path, out_dir: Path | 
     set_threads(assignment.limits.threads)
     if metadata is not None:
         results.extra_data.update(metadata.extra_data())
+    isolation = Isolation.detect()
+    if isolation.privileged:
+        permissions.protect_checkout()
     workdir = Path(tempfile.mkdtemp(prefix="autograder-"))
-    os.chmod(workdir, 0o711)
     broken, root, violations = None, None, {}
     try:
         root = stage(source, assignment.files, workdir, assignment.carried)
@@ -70,8 +90,6 @@ def grade_one(assignment: assignments.Assignment, source: Path, out_dir: Path | 
     except SubmissionError as exc:
         broken = f"Your submission could not be graded: {exc}."
     written = manual_results(assignment, root)  # read now: the staged copy is deleted after grading
-    isolation = Isolation(hidden_paths=safe_hidden_paths(
-        [*secret_paths(), *hide, str(Path(source).resolve())], keep=[str(workdir)]))
     results.extra_data["isolation"] = isolation.note()
     student = Student(root, assignment.modules, assignment.limits, isolation, assignment.forbidden, broken,
                       load_seconds=assignment.load_timeout)
@@ -80,17 +98,20 @@ def grade_one(assignment: assignments.Assignment, source: Path, out_dir: Path | 
                       reference=reference, violations=violations, isolation=isolation, skip_tags=tuple(skip_tags),
                       secret=secret if secret is not None else os.environ.get(SECRET_ENV, default_secret(assignment)))
     plugin = GradingPlugin(session)
-    previous = signal.signal(signal.SIGALRM, _out_of_time)
+    handlers = {signal.SIGALRM: _out_of_time, signal.SIGTERM: _stop, signal.SIGINT: _stop}
+    previous = {number: signal.signal(number, handler) for number, handler in handlers.items()}
     signal.alarm(max(1, int(assignment.submission_timeout)))
     log = io.StringIO()
+    Stopped.requested = False
     try:
         with contextlib.redirect_stdout(log):
             code = pytest.main(pytest_args(assignment, public_only), plugins=[plugin])
-    except OutOfTime:
+    except KeyboardInterrupt:  # OutOfTime or Stopped, outside a test
         code = pytest.ExitCode.INTERRUPTED
     finally:
         signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
         session.close()
         shutil.rmtree(workdir, ignore_errors=True)
     oracle.save()
@@ -107,6 +128,11 @@ def grade_one(assignment: assignments.Assignment, source: Path, out_dir: Path | 
 
 def _out_of_time(signum, frame):
     raise OutOfTime()
+
+
+def _stop(signum, frame):
+    Stopped.requested = True
+    raise Stopped()
 
 
 def _finish(results: Results, plugin: GradingPlugin, session: Session, code, broken, violations, assignment) -> None:
@@ -127,13 +153,19 @@ def _finish(results: Results, plugin: GradingPlugin, session: Session, code, bro
         notes.append("Forbidden library routines found (tests that cover them earn no points):\n" + "\n".join(found))
     graded = {t.extra_data.get("test") for t in results.tests}
     missing = [item for item in plugin.collected if item[0] not in graded]
-    if code == pytest.ExitCode.INTERRUPTED and missing:
+    if Stopped.requested and missing:
+        results.extra_data["status"] = "incomplete: the grader was stopped"
+        notes.append(f"The grader was stopped while grading this submission; {len(missing)} test(s) did not run.")
+        reason = "Not run: the grader was stopped."
+    elif code == pytest.ExitCode.INTERRUPTED and missing:
         results.extra_data["status"] = "incomplete: out of time"
         notes.append(f"Grading stopped when the submission's time budget ({assignment.submission_timeout:g} s) "
                      f"ran out; {len(missing)} test(s) did not run.")
+        reason = "Not run: the grading time budget ran out."
+    else:
+        reason = "Not run: the grader stopped early (see the log)."
     for _, test in missing:
-        test.output = test.output or ("Not run: the grading time budget ran out." if code == pytest.ExitCode.INTERRUPTED
-                                      else "Not run: the grader stopped early (see the log).")
+        test.output = test.output or reason
         results.tests.append(test)
     if plugin.skipped:
         tags = ", ".join(sorted(set(session.skip_tags)))
@@ -207,13 +239,6 @@ def make_oracle(assignment: assignments.Assignment, mode: str, record_to: Path |
     return Oracle(mode, reference, mutants.fingerprints(assignment), store), reference
 
 
-def secret_paths() -> list[str]:
-    """What a worker must never read: solutions, hidden suites, mutants and the harness's tests."""
-    root = assignments.REPO_ROOT
-    return [str(root / "solutions"), str(root / "tests"),
-            *(str(p) for p in assignments.SUITES_DIR.glob("*/hidden"))]
-
-
 def default_secret(assignment: assignments.Assignment) -> str:
     """The committed hidden seed (``hidden/SECRET``); set ``AUTOGRADER_SECRET`` to override it per term."""
     path = assignment.hidden_dir / "SECRET"
@@ -237,22 +262,21 @@ def grading_device() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Grade one submission (started by `autograder grade`).")
-    parser.add_argument("--assignment", required=True)
-    parser.add_argument("--submission", required=True, type=Path)
-    parser.add_argument("--out", required=True, type=Path)
-    parser.add_argument("--name", required=True)
-    parser.add_argument("--public-only", action="store_true")
-    parser.add_argument("--oracle", default="auto", choices=["auto", "live", "replay", "record"])
-    parser.add_argument("--hide", action="append", default=[], help="a path the student code must not see")
-    parser.add_argument("--record-to", type=Path, help="with --oracle record: where to write the recording")
-    parser.add_argument("--metadata", type=Path, help="Gradescope's submission_metadata.json")
-    parser.add_argument("--skip-tag", action="append", default=[], help="do not run the tests with this tag")
-    options = parser.parse_args(argv)
-    assignment = assignments.load(options.assignment)
-    grade_one(assignment, options.submission, options.out, name=options.name, public_only=options.public_only,
-              oracle_mode=options.oracle, hide=options.hide, record_to=options.record_to,
-              metadata=Metadata.read(options.metadata) if options.metadata else None, skip_tags=options.skip_tag)
+    parser = argparse.ArgumentParser(description="Grade one submission (started by `autograder grade`): the job is a "
+                                                 "JSON object on stdin (see JOB_FIELDS).")
+    parser.parse_args(argv)
+    with contextlib.suppress(OSError, AttributeError):  # stop (SIGTERM) when the process that started us dies
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    job = json.loads(sys.stdin.read())
+    unknown = set(job) - JOB_FIELDS
+    if unknown or not {"assignment", "submission", "name"} <= set(job):
+        raise SystemExit(f"a runner job needs assignment, submission and name, and knows only {sorted(JOB_FIELDS)}")
+    assignment = assignments.load(job["assignment"])
+    metadata = Metadata.read(Path(job["metadata"])) if job.get("metadata") else None
+    grade_one(assignment, Path(job["submission"]), Path(job["out"]) if job.get("out") else None, name=job["name"],
+              public_only=bool(job.get("public_only")), oracle_mode=job.get("oracle", "auto"),
+              record_to=Path(job["record_to"]) if job.get("record_to") else None, metadata=metadata,
+              skip_tags=list(job.get("skip_tags", [])), secret=job.get("secret"))
     return 0
 
 

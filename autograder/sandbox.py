@@ -1,51 +1,39 @@
-"""Starting, talking to and killing the worker process that runs student code.
+"""Starting, talking to and stopping the worker process that runs student code.
 
-Every worker gets: a private copy of the submission as its working directory, a clean
-environment, rlimits (address space, CPU seconds, processes, file size, open files), its own
-session (so a timeout kills the whole process group) and a capped capture of its output.
+How a worker is confined is decided once per grading process (``Isolation.detect``): ``namespaces`` as root where
+the kernel allows them, ``permissions`` as root where it does not (Docker's default profile, as on Gradescope), or
+``limits`` without root; ``autograder.worker.confine`` says what each mode gives. The grader prepares what a worker
+may use: its own private folder (TMPDIR, and the mount point of its root), and as root a uid of its own
+(``autograder.permissions``) to which the submission's staged copy is handed with mode 0700. Nothing about the
+submission reaches the worker's command line or environment: its spec, the confinement plan included, is its
+first message on the requests pipe.
 
-When the grader runs as root (Gradescope, CI) the worker also gets, before any student code runs:
-a uid of its own from a pool (61000+, locked per worker, so concurrent submissions cannot touch
-each other and every leftover process can be killed by uid), a private mount namespace in which
-the secret paths (solutions, hidden suites, mutants, other submissions) are covered by empty
-read-only tmpfs mounts, and an empty network namespace. Where the interpreter lives under a
-directory the uid cannot traverse (pyenv in /root), that directory is covered by a tmpfs in the
-worker's namespace and only the interpreter and the virtual environment are bound back into it.
-Without root, isolation is limited to rlimits and sessions: ``Isolation.note`` says so and the
-grade command warns. As root in a container that refuses namespaces (Docker's default profile, which
-Gradescope may use), the worker still gets its own uid and limits, but what it must not read is then
-protected by file permissions only (the Gradescope driver makes its secrets root-only for this);
-``AUTOGRADER_NAMESPACES=0`` forces that mode.
-
-The grading process sets itself as a child subreaper so that a student's double-forked,
-``setsid``-detached process is re-parented to it and killed when the worker is closed.
+Stopping a worker kills the process the grader started, the worker it forked (PID 1 of its namespace: everything
+it started dies with it), every process of its uid, and, for the grading process is a child subreaper, any
+descendant a student's double fork re-parented to it; the worker itself dies with the grading process
+(a parent-death signal).
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import fcntl
 import functools
-import json
 import os
-import resource
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
-from dataclasses import dataclass, field
+import time
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from autograder import protocol
+from autograder import permissions, protocol
 
-UID_POOL = range(61000, 61512)
-CLONE_NEWNS, CLONE_NEWNET = 0x00020000, 0x40000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = (
-    1, 2, 4, 32, 4096, 8192, 16384, 1 << 18)
 PR_SET_CHILD_SUBREAPER = 36
+LIVE: set[int] = set()  # the pids of the workers this process started and has not stopped
+START_SECONDS = 120.0  # for the worker to confine itself and import torch (seconds on an idle machine)
 
 
 @dataclass
@@ -59,6 +47,7 @@ class Limits:
     open_files: int = 512
     output_bytes: int = 256 * 1024
     threads: int = 1
+    tmp_mb: int = 256  # each of /tmp and /dev/shm, where namespaces give the worker its own
 
     @classmethod
     def from_config(cls, config: dict) -> Limits:
@@ -92,22 +81,49 @@ class WorkerDied(Exception):
                 "(sys.exit or os._exit in your code? graded code must return, not exit)")
 
 
-@dataclass
-class Isolation:
-    """What the worker must not see, and whether root-only protections are available."""
+class SandboxError(Exception):
+    """A worker could not be started or confined: the grader's problem, never the submission's."""
 
-    hidden_paths: list[str] = field(default_factory=list)
+
+@dataclass(frozen=True)
+class Isolation:
+    """How workers are confined here: ``namespaces``, ``permissions`` or ``limits``; ``problem`` says why student
+    code cannot run at all (an interpreter the sandbox uids cannot read, in ``permissions`` mode)."""
+
+    mode: str = "limits"
+    problem: str = ""
+
+    @classmethod
+    @functools.cache
+    def detect(cls) -> Isolation:
+        """Probe once per process: namespaces unless ``AUTOGRADER_NAMESPACES=0`` or the kernel refuses them
+        (``AUTOGRADER_NAMESPACES=1`` says a probe already succeeded)."""
+        if os.geteuid() != 0:
+            return cls("limits")
+        setting = os.environ.get("AUTOGRADER_NAMESPACES")
+        if setting == "1" or setting != "0" and _probe(cls("namespaces")).get("ready"):
+            return cls("namespaces")
+        answer = _probe(cls("permissions"))
+        if not answer.get("ready") or answer.get("unreadable"):
+            paths = ", ".join(answer.get("unreadable") or []) or answer.get("error", "the probe failed")
+            return cls("permissions", problem=(
+                f"grading as root without namespaces runs student code as an unprivileged user, who cannot use the "
+                f"interpreter ({paths}): use a Python that every user can read (/usr/bin/python3.11, or one under "
+                "/opt, as Gradescope's setup.sh installs) for the virtual environment, or a machine that allows "
+                "namespaces"))
+        return cls("permissions")
 
     @property
     def privileged(self) -> bool:
-        return os.geteuid() == 0
+        return self.mode != "limits"
 
     def note(self) -> str:
-        if self.privileged and not namespaces_available():
-            return ("own uid and resource limits, but no mount or network namespaces on this machine: solutions "
-                    "and hidden tests are protected by file permissions only")
-        if self.privileged:
-            return "isolated: own uid, private mounts hiding solutions and hidden tests, no network"
+        if self.mode == "namespaces":
+            return ("isolated: own uid, a private file system holding only the interpreter and the submission, "
+                    "private /tmp, no network")
+        if self.mode == "permissions":
+            return ("own uid and resource limits, but no namespaces on this machine: what student code must not "
+                    "read is protected by file permissions only, and files other users can read are readable")
         return ("not running as root: student code runs as your user with resource limits only; "
                 "grade untrusted submissions as root (or on Gradescope) for full isolation")
 
@@ -148,102 +164,88 @@ class OutputCapture:
         return text
 
 
-class UidLease:
-    """An exclusive uid from the pool, held through a lock file while the worker lives."""
-
-    def __init__(self):
-        lock_dir = Path(tempfile.gettempdir()) / "autograder-uids"
-        lock_dir.mkdir(mode=0o700, exist_ok=True)
-        for uid in UID_POOL:
-            handle = open(lock_dir / f"{uid}.lock", "w")  # noqa: SIM115 - held for the lease's life
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                handle.close()
-                continue
-            self.uid, self._handle = uid, handle
-            return
-        raise RuntimeError(f"all {len(UID_POOL)} sandbox uids are in use; lower --jobs")
-
-    def kill_all(self) -> None:
-        """SIGKILL every process owned by the uid (``kill -1`` as that uid reaches exactly those)."""
-        for _ in range(3):
-            subprocess.run(["kill", "-9", "-1"], user=self.uid, group=self.uid, extra_groups=[],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-
-    def release(self) -> None:
-        self.kill_all()
-        self._handle.close()
-
-
-@functools.cache
-def namespaces_available() -> bool:
-    """Whether this (root) process may give workers private mount and network namespaces.
-
-    Probed once in a child process; ``AUTOGRADER_NAMESPACES=0`` answers no without probing.
-    """
-    if os.geteuid() != 0 or os.environ.get("AUTOGRADER_NAMESPACES") == "0":
-        return False
-    probe = ("import ctypes, sys; libc = ctypes.CDLL(None, use_errno=True); "
-             f"sys.exit(libc.unshare({CLONE_NEWNS | CLONE_NEWNET}) != 0 "
-             f"or libc.mount(b'none', b'/', None, {MS_REC | MS_PRIVATE}, None) != 0)")
-    return subprocess.run([sys.executable, "-I", "-c", probe], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                          check=False).returncode == 0
-
-
 def become_subreaper() -> None:
     """Make orphaned descendants re-parent to this process (Linux), so they can be reaped."""
+    import ctypes
+
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
 class Sandbox:
-    """One worker process for one submission directory."""
+    """One worker process for the staged submission in ``root``."""
 
-    def __init__(self, root: Path, spec: dict, limits: Limits, isolation: Isolation):
+    def __init__(self, root: Path, spec: dict, limits: Limits, isolation: Isolation, *, probe: bool = False):
         self.root = Path(root)
-        self.spec = dict(spec, root=str(self.root), threads=limits.threads)
+        self.spec = dict(spec, threads=limits.threads, probe=probe)
         self.limits = limits
         self.isolation = isolation
         self.process: subprocess.Popen | None = None
         self.capture: OutputCapture | None = None
-        self.lease: UidLease | None = None
-        self._namespaces = False
+        self.lease: permissions.UidLease | None = None
+        self.private: Path | None = None
+        self.worker_pid: int | None = None
+        self.answer: dict = {}
+        self._requests = self._replies = -1
 
     # ------------------------------------------------------------ life cycle
 
     def start(self) -> None:
-        self._namespaces = self.isolation.privileged and namespaces_available()
+        """Start and confine the worker; ``SandboxError`` when that fails (``answer`` holds the worker's handshake)."""
+        if self.isolation.problem:
+            raise SandboxError(self.isolation.problem)
+        self.private = Path(tempfile.mkdtemp(prefix="autograder-worker-"))
+        (self.private / "tmp").mkdir()
+        (self.private / "rootfs").mkdir()
         if self.isolation.privileged:
-            self.lease = UidLease()
-            _chown_tree(self.root, self.lease.uid)
-        if self._namespaces:
-            self._staging = tempfile.mkdtemp(prefix="autograder-mnt-")
-            self._exposure = _exposure_plan(_interpreter_paths())
-            for i, (_, paths) in enumerate(self._exposure):
-                for j in range(len(paths)):
-                    os.mkdir(os.path.join(self._staging, f"{i}-{j}"))
-        # Without a uid of its own, the worker shares the user's process count: allow what exists plus the limit.
-        self._nproc = self.limits.processes + (0 if self.lease else _user_task_count())
+            self.lease = permissions.UidLease()
+            permissions.hand_over(self.root, self.lease.uid)
+            os.chown(self.private / "tmp", self.lease.uid, self.lease.uid)
+            os.chmod(self.private, 0o711)
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
-        argv = [sys.executable, "-I", "-B", "-m", "autograder.worker", "--requests", str(req_r),
-                "--replies", str(rep_w), "--spec", json.dumps(self.spec)]
+        argv = [sys.executable, "-I", "-B", "-m", "autograder.worker", "--requests", str(req_r), "--replies",
+                str(rep_w)]
         self.process = subprocess.Popen(
-            argv, cwd=self.root, env=self._environment(), stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=(req_r, rep_w),
-            start_new_session=True, preexec_fn=self._preexec, close_fds=True,
+            argv, cwd=self.private, env=self._environment(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, pass_fds=(req_r, rep_w), start_new_session=True, close_fds=True,
         )
+        LIVE.add(self.process.pid)
         os.close(req_r)
         os.close(rep_w)
         self._requests, self._replies = req_w, rep_r
         self.capture = OutputCapture(self.process.stdout, self.limits.output_bytes)
+        self._handshake()
+
+    def plan(self) -> dict:
+        """The confinement the worker applies to itself (``autograder.worker.confine``)."""
+        limits = asdict(self.limits)
+        if self.lease is None:  # the worker shares the user's process count: allow what exists plus the limit
+            limits["processes"] = self.limits.processes + _user_task_count()
+        return {"mode": self.isolation.mode, "uid": self.lease.uid if self.lease else None,
+                "workdir": str(self.root), "tmpdir": str(self.private / "tmp"),
+                "rootfs": str(self.private / "rootfs"), "tmp_mb": self.limits.tmp_mb, "limits": limits}
+
+    def _handshake(self) -> None:
+        protocol.write_frame(self._requests, {**self.spec, "confine": self.plan()}, [])
+        deadline = time.monotonic() + START_SECONDS
+        try:
+            answer, _ = protocol.read_frame(self._replies, deadline)
+            if "pid" in answer:
+                self.worker_pid = int(answer["pid"])
+                answer, _ = protocol.read_frame(self._replies, deadline)
+        except (protocol.ProtocolError, protocol.ReadTimeout, OSError, ValueError, TypeError) as exc:
+            self.kill()
+            raise SandboxError(f"the worker did not start ({type(exc).__name__}: {exc}); its output: "
+                               f"{self.output_tail(500)!r}") from None
+        self.answer = answer
+        if not answer.get("ready"):
+            self.kill()
+            raise SandboxError(f"the worker could not confine itself: {answer.get('error', 'no reason given')}")
 
     def _environment(self) -> dict:
         env = {
             "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "HOME": str(self.root),
-            "TMPDIR": str(self.root),
             "LANG": "C.UTF-8",
             "LC_ALL": "C.UTF-8",
             "OMP_NUM_THREADS": str(self.limits.threads),
@@ -258,45 +260,14 @@ class Sandbox:
                 env[name] = os.environ[name]
         return env
 
-    def _preexec(self) -> None:
-        """Runs in the child between fork and exec: namespaces, privilege drop, rlimits."""
-        if self._namespaces:
-            libc = ctypes.CDLL(None, use_errno=True)
-            if libc.unshare(CLONE_NEWNS | CLONE_NEWNET) != 0:
-                raise OSError(ctypes.get_errno(), "cannot create the sandbox namespaces")
-            _mount(libc, "none", "/", None, MS_REC | MS_PRIVATE)
-            for i, (blocked, paths) in enumerate(self._exposure):
-                stages = [os.path.join(self._staging, f"{i}-{j}") for j in range(len(paths))]
-                for path, stage in zip(paths, stages, strict=True):
-                    _mount(libc, path, stage, None, MS_BIND | MS_REC)
-                _mount(libc, "tmpfs", blocked, "tmpfs", MS_NOSUID | MS_NODEV, "mode=755,size=64k")
-                for path, stage in zip(paths, stages, strict=True):
-                    os.makedirs(path, exist_ok=True)
-                    _mount(libc, stage, path, None, MS_MOVE)
-                _mount(libc, "none", blocked, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
-            for path in self.isolation.hidden_paths:
-                if os.path.exists(path):
-                    _mount(libc, "tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k,mode=000")
-        if self.lease is not None:
-            os.setgroups([])
-            os.setresgid(self.lease.uid, self.lease.uid, self.lease.uid)
-            os.setresuid(self.lease.uid, self.lease.uid, self.lease.uid)
-        os.umask(0o077)
-        mb = 1 << 20
-        limits = {
-            resource.RLIMIT_AS: self.limits.memory_mb * mb,
-            resource.RLIMIT_CPU: self.limits.cpu_seconds,
-            resource.RLIMIT_FSIZE: self.limits.file_size_mb * mb,
-            resource.RLIMIT_NOFILE: self.limits.open_files,
-            resource.RLIMIT_CORE: 0,
-            resource.RLIMIT_NPROC: self._nproc,
-        }
-        for which, value in limits.items():
-            resource.setrlimit(which, (value, value))
-
     @property
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
+
+    @property
+    def pid(self) -> int | None:
+        """The worker's pid as this process sees it (the confined process, where it forked into a namespace)."""
+        return self.worker_pid or (self.process.pid if self.process else None)
 
     def request(self, header: dict, blobs: list[bytes], deadline: float) -> tuple[dict, list[bytes]]:
         """Send one request and wait for its reply until ``deadline`` (monotonic seconds).
@@ -310,6 +281,8 @@ class Sandbox:
             self.kill()
             raise
         except (protocol.PeerClosed, BrokenPipeError):
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=2)  # it is exiting: its own status says how (where it forked, the copy's)
             self.kill()
             raise WorkerDied(self.process.returncode, self.output_tail()) from None
         except protocol.ProtocolError:
@@ -322,72 +295,49 @@ class Sandbox:
         return self.capture.since(max(0, min(self.capture.mark(), len(self.capture.kept)) - limit), limit)
 
     def kill(self) -> None:
-        """Kill the worker, its process group, and everything it left behind."""
+        """Kill the worker and everything it started."""
         if self.process is None:
             return
+        for pid in {self.worker_pid, self.process.pid} - {None}:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=10)
+        LIVE.discard(self.process.pid)
         if self.lease is not None:
             self.lease.kill_all()
-        _kill_descendants()
+        _kill_orphans()
         for fd in (self._requests, self._replies):
             with contextlib.suppress(OSError):
                 os.close(fd)
         self._requests = self._replies = -1
 
     def close(self) -> None:
+        """Kill the worker, give its uid back (swept) and remove its private folder."""
         self.kill()
         if self.lease is not None:
             self.lease.release()
             self.lease = None
-        if self._namespaces:
-            shutil.rmtree(self._staging, ignore_errors=True)
+        if self.private is not None:
+            shutil.rmtree(self.private, ignore_errors=True)
+            self.private = None
 
 
-def _mount(libc, source: str, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    encode = lambda text: None if text is None else os.fsencode(text)  # noqa: E731
-    if libc.mount(encode(source), encode(target), encode(fstype), flags, encode(data)) != 0:
-        raise OSError(ctypes.get_errno(), f"sandbox mount of {target} failed")
-
-
-def _interpreter_paths() -> list[str]:
-    """Directories the worker's interpreter must reach: the Python install, the venv, this package."""
-    import autograder
-
-    return [sys.base_prefix, sys.prefix, str(Path(autograder.__file__).resolve().parent.parent)]
-
-
-def safe_hidden_paths(paths: list[str], keep: list[str] = ()) -> list[str]:
-    """``paths`` minus any that would hide the interpreter, the venv, this package or ``keep``."""
-    needed = [os.path.realpath(p) for p in [*_interpreter_paths(), *keep]]
-    kept = []
-    for path in {os.path.realpath(p) for p in paths}:
-        if not any(n == path or n.startswith(path.rstrip(os.sep) + os.sep) for n in needed):
-            kept.append(path)
-    return sorted(kept)
-
-
-def _exposure_plan(paths: list[str]) -> list[tuple[str, list[str]]]:
-    """Group needed paths by their first ancestor that others cannot traverse (mode without o+x)."""
-    needed = sorted({os.path.realpath(p) for p in paths})
-    needed = [p for p in needed if not any(p != q and p.startswith(q + os.sep) for q in needed)]
-    plan: dict[str, list[str]] = {}
-    for path in needed:
-        parts = Path(path).parts
-        for depth in range(2, len(parts) + 1):
-            ancestor = str(Path(*parts[:depth - 1]))
-            if not os.stat(ancestor).st_mode & 0o001:
-                plan.setdefault(ancestor, []).append(path)
-                break
-    return list(plan.items())
-
-
-def _chown_tree(root: Path, uid: int) -> None:
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in [dirpath, *(os.path.join(dirpath, n) for n in dirnames + filenames)]:
-            os.lchown(name, uid, uid)
+def _probe(isolation: Isolation) -> dict:
+    """Start a worker that only confines itself (in a scratch folder) and report its handshake."""
+    with tempfile.TemporaryDirectory(prefix="autograder-probe-") as scratch:
+        root = Path(scratch) / "submission"
+        root.mkdir()
+        sandbox = Sandbox(root, {}, Limits(), isolation, probe=True)
+        try:
+            sandbox.start()
+            return sandbox.answer
+        except SandboxError as exc:
+            return {"ready": False, "error": str(exc)}
+        finally:
+            sandbox.close()
 
 
 def _user_task_count() -> int:
@@ -402,15 +352,16 @@ def _user_task_count() -> int:
     return count
 
 
-def _kill_descendants() -> None:
-    """Kill every process that descends from this one (orphans re-parented to us included)."""
+def _kill_orphans() -> None:
+    """Kill this process's children that are not live workers: a student's double-forked process re-parented to this
+    subreaper (it runs as the worker's uid where there is one, but not without root), and whatever it started."""
     import psutil
 
     with contextlib.suppress(psutil.Error):
-        for child in psutil.Process().children(recursive=True):
+        for child in psutil.Process().children():
+            if child.pid in LIVE:
+                continue
             with contextlib.suppress(psutil.Error):
-                child.kill()
-    with contextlib.suppress(ChildProcessError):
-        while os.waitpid(-1, os.WNOHANG)[0] > 0:
-            pass
-
+                for process in [*child.children(recursive=True), child]:
+                    process.kill()
+                child.wait(timeout=5)

@@ -42,7 +42,7 @@ def _sources(path: Path) -> list[tuple[str, str]]:
     text = path.read_text(encoding="utf-8", errors="replace")
     if path.suffix != ".ipynb":
         return [(path.name, text)]
-    from autograder.worker import notebook_cell_code
+    from autograder.notebook_cells import notebook_cell_code
 
     try:
         cells = json.loads(text).get("cells", [])

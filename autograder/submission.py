@@ -15,9 +15,11 @@ tells the student what to hand in instead.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import stat
+import sys
 import zipfile
 from pathlib import Path, PurePosixPath
 
@@ -31,12 +33,58 @@ class SubmissionError(Exception):
 
 
 def stage(source: Path, required: list[str], workdir: Path, carried: dict[str, str] | None = None) -> Path:
-    """Copy or extract ``source`` under ``workdir`` and return the folder holding ``required``.
+    """Copy or extract ``source`` under ``workdir`` and return ``workdir/submission``, the folder that held
+    ``required`` (with everything beside them), after ``refuse_shadowing``.
 
     ``carried`` maps the required files that come from an earlier assignment to its name.
     """
     source = Path(source)
     unpacked = workdir / "unpacked"
+    root = _unpack(source, unpacked, required, carried)
+    refuse_shadowing(root, required)
+    staged = workdir / "submission"
+    os.rename(root, staged)
+    shutil.rmtree(unpacked, ignore_errors=True)
+    return staged
+
+
+def refuse_shadowing(root: Path, required: list[str]) -> None:
+    """Refuse a file that the worker's interpreter would import in place of a library or run at start-up.
+
+    The submission's folder is first on the worker's import path (after the grader's traps are set), so a
+    ``torch.py``, a ``numpy/`` package, a ``sitecustomize.py``, ``usercustomize.py`` or a ``.pth`` file would hide or
+    hook what the grader relies on; none of them is ever part of an assignment.
+    """
+    taken = _importable_names() - {Path(name).stem for name in required}
+    for entry in sorted(root.iterdir()):
+        name, stem = entry.name, entry.name.split(".", 1)[0]
+        module = entry.is_dir() or entry.suffix in (".py", ".pyc", ".so", ".pyd")
+        if entry.suffix == ".pth" or stem in ("sitecustomize", "usercustomize"):
+            why = "a file Python runs at start-up"
+        elif module and stem in taken:
+            why = f"it has the name of the Python library {stem}, which it would replace"
+        else:
+            continue
+        raise SubmissionError(f"the submission holds {name} ({why}): rename it or leave it out; hand in only "
+                              f"{', '.join(required)} and your data files")
+
+
+def _importable_names() -> set[str]:
+    """Top-level modules the worker's interpreter can import: the standard library's and every installed one's."""
+    import sysconfig
+
+    names = set(sys.stdlib_module_names) | set(sys.builtin_module_names)
+    for folder in {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}:
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(folder):
+                stem = entry.name.split(".", 1)[0].split("-", 1)[0]
+                if entry.name.endswith((".dist-info", ".egg-info", ".pth")) or not stem.isidentifier():
+                    continue
+                names.add(stem)
+    return names
+
+
+def _unpack(source: Path, unpacked: Path, required: list[str], carried: dict[str, str] | None) -> Path:
     if source.is_dir():
         _copy_folder(source, unpacked, follow_links=_trusted(source))
     elif source.is_file() and source.suffix.lower() == ".zip":

@@ -10,10 +10,11 @@ machine hits both alike. The time verdict compares each side's fastest round: lo
 adds time, and on a shared 2-core grader a median of a few millisecond-long calls was still hit by it (the
 reference once measured 9x slower than itself); peak memory, which load does not change, compares medians.
 Each round sends fresh inputs, so a cache keyed on the input cannot help. Nothing a submission's process
-reports is trusted: time is the parent's wall clock around a request in which the worker runs the call and
-answers with nothing (see ``Student.measure``), and on the CPU the peak memory is read by the parent from
-the worker's ``/proc`` entry. The pipe's overhead is the same on both sides and pulls ratios towards 1, so
-inputs should be large enough that the call itself takes milliseconds. Absolute budgets belong to named
+reports is trusted: time is the parent's wall clock around an ordinary call, whose output is compared with the
+reference's on the same inputs (an answer given early, or a different one when the call seems to be timed, fails
+the test), and the peak memory is read by the parent from outside the worker (``Student.measure``). The pipe's
+overhead (the output included) is the same on both sides and pulls ratios towards 1, so inputs should be large
+enough that the call itself takes milliseconds. Absolute budgets belong to named
 devices only; here everything is relative.
 """
 
@@ -23,6 +24,7 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from autograder.checks import assert_close
 from autograder.proxy import RemoteAttr
 
 # Below this peak (bytes) the reference's figure is mostly allocator noise: memory is compared with slack.
@@ -75,20 +77,32 @@ def compare(student: RemoteAttr, reference: RemoteAttr, inputs: Inputs, *, what:
     """Measure ``student(*args, **kwargs)`` against ``reference(...)`` over ``rounds`` alternating rounds.
 
     ``inputs(round)`` returns ``(args, kwargs)`` for that round (round -1 is the untimed warm-up that
-    loads both workers and lets lazy initialisation happen outside the stopwatch).
+    loads both workers and lets lazy initialisation happen outside the stopwatch). Every round's outputs must
+    agree (``same_answer``).
     """
     sides = (Side(), Side())
-    warm_args, warm_kwargs = inputs(-1)
-    for target in (student, reference):
-        target.measure(warm_args, warm_kwargs, device)
-    for index in range(rounds):
+    for index in range(-1, rounds):
         args, kwargs = inputs(index)
         order = (0, 1) if index % 2 == 0 else (1, 0)  # neither side always goes first
+        outputs = [None, None]
         for side in order:
-            seconds, peak = (student, reference)[side].measure(args, kwargs, device)
-            sides[side].seconds.append(seconds)
-            sides[side].peaks.append(peak)
+            seconds, peak, outputs[side] = (student, reference)[side].measure(args, kwargs, device)
+            if index >= 0:
+                sides[side].seconds.append(seconds)
+                sides[side].peaks.append(peak)
+        same_answer(outputs[0], outputs[1], what, index)
     return Comparison(what=what, device=device, student=sides[0], reference=sides[1])
+
+
+def same_answer(got, expected, what: str, index: int) -> None:
+    """A timed call is graded like any other: its output must be the reference's on the same inputs (to a loose
+    tolerance: the numerics are graded elsewhere, this catches an answer that is not computed)."""
+    try:
+        assert_close(got, expected, "the output", rtol=1e-2, atol=1e-3)
+    except AssertionError as exc:
+        round_name = "the warm-up round" if index < 0 else f"timed round {index + 1}"
+        raise AssertionError(f"{what}: in {round_name} your output differs from the reference's on the same "
+                             f"inputs, so its time cannot count.\n{exc}") from None
 
 
 def check(comparison: Comparison, *, max_time_ratio: float | None = None,

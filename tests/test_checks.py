@@ -72,3 +72,17 @@ def test_store_roundtrip_and_replay(tmp_path):
     assert torch.equal(replay(lambda impl: 1 / 0).value, torch.tensor([0, 2, 4]))
     with pytest.raises(AssertionError, match="missing"):
         replay(lambda impl: None)
+
+
+def test_a_part_that_the_grader_cannot_check_fails_and_says_so():
+    """Fail closed: an exception other than a failed check inside a part scores the part zero."""
+    from autograder.grading import Parts
+
+    parts = Parts()
+    with parts("checked"):
+        pass
+    with parts("not checkable"):
+        {}["missing"]
+    assert parts.fraction() == 0.5 and not parts.all_passed
+    assert "The grader could not check this part (KeyError" in parts.summary()
+    assert parts.grader_errors and "KeyError" in parts.grader_errors[0]

@@ -72,7 +72,7 @@ def test_student_zip_holds_what_a_student_needs_and_nothing_hidden(name, student
     assert top == {f"transformer-assignments-{name}"}, "one folder, so unzipping does not spill files"
     inside = {key.split("/", 1)[1] for key in files}
     assignment = assignments.load(name)
-    assert {"README.md", "requirements.txt", "pyproject.toml", "autograder/cli.py", "autograder/worker.py",
+    assert {"README.md", "requirements.txt", "pyproject.toml", "autograder/cli.py", "autograder/worker/__main__.py",
             f"autograder/suites/{name}/assignment.toml", f"autograder/suites/{name}/public/expected.zip"} <= inside
     assert {f"{name}/{file}" for file in assignment.files} <= inside, "the skeletons, carried files included"
     assert not [key for key in inside if "/hidden/" in key or key.startswith(("solutions/", "tests/"))]

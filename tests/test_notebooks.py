@@ -7,7 +7,9 @@ import nbformat
 import pytest
 
 from autograder import notebooks
-from autograder.worker import NotebookUnreadable, Worker, run_notebook
+from autograder.notebook_cells import NotebookUnreadable, run_notebook
+from autograder.worker.serve import Worker
+from autograder.worker.traps import Traps
 
 CONFIG = ("# ASSIGNMENT CONFIG\nname: demo\ninit_cell: true\ncheck_all_cell: false\nexport_cell: false\n"
           "generate: false\nrun_tests: false\nsolutions_pdf: false\ntemplate_pdf: false\n")
@@ -154,7 +156,7 @@ def test_a_name_missing_after_a_crashing_cell_points_at_the_cell(tmp_path):
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("raise ValueError('early')\ndef f():\n"
                                                                          "    return 1")])
     nbformat.write(notebook, tmp_path / "demo.ipynb")
-    worker = Worker({"root": str(tmp_path), "modules": [{"name": "demo_missing", "notebook": "demo.ipynb"}]})
+    worker = Worker([{"name": "demo_missing", "notebook": "demo.ipynb"}], Traps([]), str(tmp_path))
     assert worker.load() == {"warnings": ["cell 1 raised ValueError: early"]}
     reply, _ = worker.handle({"op": "getattr", "target": {"module": "demo_missing", "path": ["f"]}}, [])
     assert not reply["ok"] and "a cell of your notebook raised an error before defining it" in reply["error"]["message"]

@@ -10,6 +10,7 @@ committed recordings under that kernel level, keep exactly the public scores the
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -25,7 +26,7 @@ from autograder.oracle import read_store
 OTHER_CPU = {"ATEN_CPU_CAPABILITY": "default", "MKL_ENABLE_INSTRUCTIONS": "SSE4_2"}
 # The reference's values are computed in the grading process: record them with two threads more than the assignment's.
 RECORD = ("import sys, torch; import autograder.runner as runner; "
-          "runner.set_threads = lambda n: torch.set_num_threads(n + 2); sys.exit(runner.main(sys.argv[1:]))")
+          "runner.set_threads = lambda n: torch.set_num_threads(n + 2); sys.exit(runner.main([]))")
 NAMES = assignments.names()
 
 
@@ -36,10 +37,10 @@ def recorded(tmp_path_factory) -> dict:
     stores = {}
     for name in NAMES:
         store = base / f"{name}.zip"
-        command = [sys.executable, "-c", RECORD, "--assignment", name, "--submission",
-                   str(assignments.load(name).solution_dir), "--out", str(base / name), "--name", "reference",
-                   "--public-only", "--oracle", "record", "--record-to", str(store)]
-        subprocess.run(command, env={**os.environ, **OTHER_CPU}, check=True, capture_output=True)
+        job = {"assignment": name, "submission": str(assignments.load(name).solution_dir), "out": str(base / name),
+               "name": "reference", "public_only": True, "oracle": "record", "record_to": str(store)}
+        subprocess.run([sys.executable, "-c", RECORD], input=json.dumps(job).encode(), env={**os.environ, **OTHER_CPU},
+                       check=True, capture_output=True)
         stores[name] = store
     return stores
 

@@ -85,3 +85,25 @@ def test_read_times_out():
     read, _write = os.pipe()
     with pytest.raises(protocol.ReadTimeout):
         protocol.read_frame(read, deadline=time.monotonic() + 0.1)
+
+
+def test_foreign_byte_order_and_unreadable_values_are_protocol_errors():
+    """Whatever a hostile worker sends, decoding raises ProtocolError and nothing else (a test then fails closed)."""
+    buffer = io.BytesIO()
+    np.save(buffer, np.arange(4, dtype=">f8"), allow_pickle=False)
+    with pytest.raises(protocol.ProtocolError, match="byte order"):
+        protocol.decode({"__tensor__": 0}, [buffer.getvalue()])
+    with pytest.raises(protocol.ProtocolError):
+        protocol.decode({"__bigint__": "not a number"}, [])
+    with pytest.raises(protocol.ProtocolError):
+        protocol.decode({"__handle__": 1}, [], lambda node: 1 / 0)
+    blobs: list[bytes] = []
+    node = protocol.encode(np.arange(3, dtype=">i4"), blobs)  # a sender's own foreign array is made native
+    assert protocol.decode(node, blobs).tolist() == [0, 1, 2]
+
+
+def test_a_tensor_goes_where_the_sender_names_only_when_asked():
+    blobs: list[bytes] = []
+    node = protocol.encode([torch.ones(2)], blobs, device="cuda")
+    assert node["__list__"][0]["device"] == "cuda"
+    assert protocol.decode(node, blobs)[0].device.type == "cpu"  # the grader's side never leaves the CPU

@@ -91,3 +91,64 @@ def test_empty_folder_and_missing_path(tmp_path):
         stage(tmp_path / "empty", ["masking.py"], tmp_path / "work")
     with pytest.raises(SubmissionError, match="does not exist"):
         stage(tmp_path / "nowhere", ["masking.py"], tmp_path / "work2")
+
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("torch.py", "the name of the Python library torch"), ("numpy", "the name of the Python library numpy"),
+    ("sitecustomize.py", "runs at start-up"), ("usercustomize.py", "runs at start-up"),
+    ("hook.pth", "runs at start-up"), ("json.py", "the name of the Python library json"),
+])
+def test_files_that_would_replace_a_library_or_run_at_start_up_are_refused(tmp_path, name, message):
+    source = tmp_path / "sub"
+    source.mkdir()
+    (source / "masking.py").write_text("x = 1\n")
+    target = source / name
+    if "." in name:
+        target.write_text("import os\n")
+    else:
+        target.mkdir()
+        (target / "__init__.py").write_text("")
+    with pytest.raises(SubmissionError, match=message):
+        stage(source, ["masking.py"], tmp_path / "work")
+
+
+def test_the_staged_copy_is_one_folder_named_submission(tmp_path):
+    source = tmp_path / "alice"
+    (source / "deep" / "er" / "data").mkdir(parents=True)
+    (source / "deep" / "er" / "masking.py").write_text("x = 1\n")
+    (source / "deep" / "er" / "data" / "notes.txt").write_text("n")
+    root = stage(source, ["masking.py"], tmp_path / "work")
+    assert root == tmp_path / "work" / "submission" and (root / "data" / "notes.txt").is_file()
+    assert sorted(p.name for p in (tmp_path / "work").iterdir()) == ["submission"]
+
+
+def test_links_inside_a_submission_never_decide_what_it_is(tmp_path):
+    """A masking folder holding a link named positions.py is not taken for positions (nor graded as one)."""
+    from autograder import batch
+    from autograder.assignment import REPO_ROOT
+
+    source = tmp_path / "sub"
+    source.mkdir()
+    (source / "masking.py").write_text("x = 1\n")
+    os.symlink(REPO_ROOT / "solutions" / "positions" / "positions.py", source / "positions.py")
+    assert batch.detect(source) == "masking"
+    only_links = tmp_path / "links"
+    only_links.mkdir()
+    os.symlink(REPO_ROOT / "solutions" / "masking" / "masking.py", only_links / "masking.py")
+    assert batch.detect(only_links) is None
+    assert [job.assignment for job in batch.discover([REPO_ROOT / "examples" / "masking"])].count("masking") == 6
+
+
+def test_not_implemented_is_said_only_of_the_skeletons_stubs():
+    from autograder.proxy import StudentError
+
+    stub = StudentError("masking.causal_mask(...)", {"type": "NotImplementedError",
+                                                      "message": "causal_mask: start from torch.tril"})
+    assert str(stub) == "masking.causal_mask(...) is not implemented yet. Hint: start from torch.tril"
+    inner = StudentError("masking.combined_mask(...)", {"type": "NotImplementedError",
+                                                         "message": "causal_mask is not implemented yet"})
+    assert str(inner) == "masking.combined_mask(...) calls causal_mask, which is not implemented yet."
+    torch_error = StudentError("masking.masked_softmax(...)", {"type": "NotImplementedError", "message":
+                                                                "Cannot copy out of meta tensor; no data!",
+                                                                "traceback": 'File "masking.py", line 3'})
+    assert "not implemented yet" not in str(torch_error) and "Cannot copy out of meta tensor" in str(torch_error)

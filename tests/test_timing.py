@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import tempfile
 import textwrap
 from pathlib import Path
@@ -37,7 +36,7 @@ MODULE = textwrap.dedent("""
 def _measured_worker(folder: Path) -> Student:
     os.chmod(folder, 0o711)  # the sandbox's uid (as root) must reach it, as in the runner
     (folder / "measured.py").write_text(MODULE)
-    return Student(folder, [{"name": "measured"}], Limits(memory_mb=2048), Isolation())
+    return Student(folder, [{"name": "measured"}], Limits(memory_mb=2048), Isolation.detect())
 
 
 @pytest.fixture(scope="module")
@@ -50,13 +49,13 @@ def worker():
 
 
 def test_time_is_the_parents_clock(worker):
-    seconds, _ = worker.measured.sleep.measure((0.3,))
+    seconds, _, _ = worker.measured.sleep.measure((0.3,))
     assert 0.3 <= seconds < 2.0
 
 
 def test_peak_memory_is_read_from_outside_the_worker(worker):
-    _, small = worker.measured.allocate.measure((1000,))
-    _, large = worker.measured.allocate.measure((50_000_000,))  # 200 MB of float32
+    _, small, _ = worker.measured.allocate.measure((1000,))
+    _, large, _ = worker.measured.allocate.measure((50_000_000,))  # 200 MB of float32
     assert small is not None and small < 16 << 20
     assert large is not None and 180 << 20 < large < 260 << 20
 
@@ -109,20 +108,11 @@ def test_memory_is_judged_with_slack_for_tiny_references_and_skipped_when_unknow
 
 def test_side_by_side_gradings_wait_passively(tmp_path, monkeypatch):
     """Runners that share the cores get OMP_WAIT_POLICY=PASSIVE and pass it to their workers; a lone one does not."""
-    envs = []
-    real_run = subprocess.run
-
-    def run(command, **options):
-        if "autograder.runner" not in command:
-            return real_run(command, **options)
-        envs.append(options["env"])
-        return subprocess.CompletedProcess(command, 0)
-
-    monkeypatch.setattr(batch.subprocess, "run", run)
-    jobs = [batch.Job(name, tmp_path, "masking") for name in ("a", "b")]
-    batch.grade_all(jobs, tmp_path / "side-by-side", workers=2, progress=False)
-    batch.grade_all(jobs, tmp_path / "one-at-a-time", workers=1, progress=False)
-    assert [env and env["OMP_WAIT_POLICY"] for env in envs] == ["PASSIVE", "PASSIVE", None, None]
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    for side_by_side, expected in ((True, "PASSIVE"), (False, None)):
+        runners = batch.Runners(Isolation.detect(), side_by_side=side_by_side)
+        runners.scratch = tmp_path
+        assert runners.environment().get("OMP_WAIT_POLICY") == expected
 
     monkeypatch.setenv("OMP_WAIT_POLICY", "PASSIVE")
     folder = Path(tempfile.mkdtemp(prefix="autograder-measured-"))  # the sandbox's uid cannot reach tmp_path

@@ -32,9 +32,9 @@ print("torch", torch.__version__, "(CPU build)")
 PY
 chmod -R a+rX "$PREFIX"
 
-# The worker's copy of the harness (no tests, no solutions): student code runs as an unprivileged uid
-# that cannot read $SOURCE, and imports the harness from here.
-PYTHONPATH="$SOURCE" "$VENV/bin/python" -m autograder.gradescope install-runtime --target "$PREFIX/runtime"
+# The harness on the interpreter's path: the worker (started with python -I) imports it as root, then confines
+# itself to an unprivileged uid that cannot read $SOURCE.
+PYTHONPATH="$SOURCE" "$VENV/bin/python" -m autograder.gradescope install-runtime --source "$SOURCE"
 
 # The unprivileged user student code runs as (the sandbox's first uid; it needs no home and no shell).
 if ! getent passwd @STUDENT_UID@ >/dev/null; then

@@ -1,0 +1,80 @@
+"""``python -m autograder.worker``: read the spec, confine, set the traps, then serve until the grader hangs up.
+
+The handshake on the reply pipe: ``{"pid": N}`` (the worker as the grader sees it), then ``{"ready": true}`` once
+the worker is confined and can import the submission, or ``{"ready": false, "error": ...}`` when the sandbox could
+not be set up (a grader problem). A probe (``spec["probe"]``) stops after the handshake and reports what of the
+interpreter the confined worker cannot read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import builtins
+import os
+import sys
+import sysconfig
+import tempfile
+
+from autograder import protocol
+from autograder.worker import confine
+from autograder.worker.serve import Worker  # imported before confining: the harness's files are not readable after
+from autograder.worker.traps import Traps
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="autograder worker (started by the grader, not by hand)")
+    parser.add_argument("--requests", type=int, required=True, help="file descriptor of the requests pipe")
+    parser.add_argument("--replies", type=int, required=True, help="file descriptor of the replies pipe")
+    options = parser.parse_args()
+    requests, replies = options.requests, options.replies
+    spec, _ = protocol.read_frame(requests)
+    paths = sysconfig.get_paths()
+    interpreter = [os.path.realpath(sys.executable), paths["stdlib"], paths["purelib"]]
+    try:
+        view = confine.apply(spec["confine"], requests, replies)
+    except (confine.ConfineError, OSError, KeyError, ValueError) as exc:
+        protocol.write_frame(replies, {"ready": False, "error": f"{type(exc).__name__}: {exc}"})
+        os._exit(70)
+    if spec.get("probe"):
+        protocol.write_frame(replies, {"ready": True, "unreadable": _unreadable(interpreter)})
+        os._exit(0)
+    _settle(view)
+
+    import torch
+
+    torch.set_num_threads(int(spec.get("threads", 1)))
+    traps = Traps(list(spec.get("forbidden", [])))
+    sys.path.insert(0, view["cwd"])  # only now: no file of the submission can run before the traps are set
+    worker = Worker(spec["modules"], traps, view["cwd"])
+    protocol.write_frame(replies, {"ready": True})
+    while True:
+        try:
+            request, blobs = protocol.read_frame(requests)
+        except protocol.PeerClosed:
+            return
+        reply, out_blobs = worker.handle(request, blobs)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        protocol.write_frame(replies, reply, out_blobs)
+
+
+def _settle(view: dict) -> None:
+    """The confined worker's surroundings: its folders, no command-line arguments, no keyboard."""
+    os.environ.update(HOME=view["cwd"], TMPDIR=view["tmp"], MPLCONFIGDIR=os.path.join(view["tmp"], "matplotlib"))
+    tempfile.tempdir = None
+    sys.argv = ["submission"]
+    builtins.input = _no_input
+
+
+def _unreadable(paths: list[str]) -> list[str]:
+    """Those of the interpreter's ``paths`` this (confined) process cannot read: where permissions alone cannot
+    run it."""
+    return [path for path in paths if not os.access(path, os.R_OK | (os.X_OK if os.path.isdir(path) else 0))]
+
+
+def _no_input(*_args, **_kwargs):
+    raise RuntimeError("input() is not available while grading: graded code must not wait for the keyboard")
+
+
+if __name__ == "__main__":
+    main()

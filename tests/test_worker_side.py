@@ -1,0 +1,47 @@
+"""The line between the trusted grader and the student side: which modules may import which."""
+
+from __future__ import annotations
+
+import ast
+
+from conftest import REPO
+
+PACKAGE = REPO / "autograder"
+SHARED = {"autograder.protocol", "autograder.calls", "autograder.notebook_cells"}
+
+
+def _imports(path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module == "autograder":
+            found |= {f"autograder.{alias.name}" for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+    return {name for name in found if name.startswith("autograder")}
+
+
+def test_trusted_code_never_imports_the_student_side():
+    for path in PACKAGE.rglob("*.py"):
+        if "worker" not in path.relative_to(PACKAGE).parts:
+            assert not [n for n in _imports(path) if n.startswith("autograder.worker")], path
+
+
+def test_the_student_side_imports_only_what_both_sides_share():
+    for path in (PACKAGE / "worker").glob("*.py"):
+        assert {n for n in _imports(path) if not n.startswith("autograder.worker")} <= SHARED, path
+
+
+def test_the_terms_secret_travels_in_the_job_not_in_an_environment(tmp_path, monkeypatch):
+    """A runner's environment and command line can be read more widely than its stdin: the secret goes by stdin, and
+    a worker's environment holds no path and no secret at all."""
+    from autograder import batch
+    from autograder.sandbox import Isolation, Limits, Sandbox
+
+    monkeypatch.setenv("AUTOGRADER_SECRET", "term-secret")
+    runners = batch.Runners(Isolation.detect())
+    runners.scratch = tmp_path
+    assert "AUTOGRADER_SECRET" not in runners.environment()
+    worker = Sandbox(tmp_path, {}, Limits(), Isolation.detect())._environment()
+    assert "term-secret" not in str(worker) and not [v for k, v in worker.items() if k != "PATH" and "/" in v]
