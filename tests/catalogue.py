@@ -1,0 +1,110 @@
+"""The hostile catalogue: submissions that attack the grader, one file per attack in ``tests/hostile/<assignment>/``.
+
+A case file holds literals only (read with ``ast``, never imported): its docstring (the first line names the attack),
+``CLASS`` (which class of attack: the isolation issue's eight and the ones found since), ``BASE`` (what the attack is
+added to: ``skeleton``, ``reference`` or ``mutant:NAME``), ``CODE`` (appended to ``TARGET``, by default the
+assignment's first own file; later definitions win), ``FILES`` (more files: text, or ``{"link": path}`` for a link),
+``EXPECT`` (the score it must get: ``zero``, ``below`` the maximum, ``full``, ``base`` (no more than its base earns
+alone) or ``any``), texts its feedback must show (``PRESENT``) or must not (``ABSENT``), and ``RUNTIME = True`` for
+an attack on the runtime tests (the others are graded without them: they start the reference's own worker).
+``CODE`` may name ``@REPO@`` (the checkout), ``@MARKER@`` (a token unique to the case: another submission that
+shows it has read this one), ``@COPY@`` (a second checkout's solutions on disk) and ``@PORT@`` (a local TCP port that
+records who connects).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autograder import assignment as assignments
+from autograder import mutants
+
+HOSTILE = Path(__file__).parent / "hostile"
+EXPECTATIONS = ("zero", "below", "full", "base", "any")
+
+
+@dataclass
+class Case:
+    """One hostile submission (see the module docstring)."""
+
+    assignment: str
+    name: str
+    title: str
+    kind: str
+    base: str = "reference"
+    code: str = ""
+    target: str = ""
+    files: dict = field(default_factory=dict)
+    expect: str = "any"
+    present: list[str] = field(default_factory=list)
+    absent: list[str] = field(default_factory=list)
+    runtime: bool = False
+
+    @property
+    def label(self) -> str:
+        return f"{self.assignment}-{self.name}"
+
+    @property
+    def marker(self) -> str:
+        return f"hostile-marker-{self.label}"
+
+    def materialize(self, folder: Path, values: dict[str, str]) -> Path:
+        """Write the submission into ``folder/<label>``; ``values`` fill the ``@NAME@`` placeholders."""
+        target = folder / self.label
+        write_base(self.assignment, self.base, target)
+        assignment = assignments.load(self.assignment)
+        own = target / (self.target or assignment.own_files[0])
+        code = self.code
+        for key, value in {**values, "MARKER": self.marker}.items():
+            code = code.replace(f"@{key}@", value)
+        if code and own.suffix == ".ipynb":  # a notebook gets the code as one more cell
+            notebook = json.loads(own.read_text())
+            notebook["cells"].append({"cell_type": "code", "execution_count": None, "id": self.name[:60],
+                                      "metadata": {}, "outputs": [], "source": f"# {self.marker}\n{code}"})
+            own.write_text(json.dumps(notebook))
+        elif code:
+            own.write_text(own.read_text() + f"\n# {self.marker}\n" + code)
+        for name, content in self.files.items():
+            path = target / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.unlink(missing_ok=True)
+            if isinstance(content, dict):
+                path.symlink_to(content["link"].replace("@REPO@", values["REPO"]))
+            else:
+                path.write_text(content)
+        return target
+
+
+def write_base(name: str, base: str, target: Path) -> Path:
+    """A submission folder holding ``base``: the reference, the untouched skeleton, or a mutant (without the canary
+    line that marks the mutant files as hidden: here it stands for a student's own slow or wrong code)."""
+    assignment = assignments.load(name)
+    if base.startswith("mutant:"):
+        mutant = next(m for m in mutants.catalog(assignment) if m.name == base.removeprefix("mutant:"))
+        mutant.materialize(target)
+        for path in target.rglob("*.py"):
+            path.write_text("".join(line for line in path.read_text().splitlines(keepends=True)
+                                    if assignments.CANARY not in line))
+        return target
+    source = {"reference": assignment.solution_dir, "skeleton": assignment.skeleton_dir}[base]
+    shutil.copytree(source, target, symlinks=False)
+    return target
+
+
+def load() -> list[Case]:
+    cases = []
+    for path in sorted(HOSTILE.glob("*/*.py")):
+        tree = ast.parse(path.read_text())
+        values = {node.targets[0].id.lower(): ast.literal_eval(node.value) for node in tree.body
+                  if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)}
+        doc = ast.get_docstring(tree) or ""
+        case = Case(assignment=path.parent.name, name=path.stem, title=doc.splitlines()[0] if doc else path.stem,
+                    kind=values.pop("class"), **values)
+        if case.expect not in EXPECTATIONS:
+            raise ValueError(f"{path}: EXPECT must be one of {EXPECTATIONS}")
+        cases.append(case)
+    return cases

@@ -1,0 +1,240 @@
+"""The hostile catalogue (``tests/hostile/``, see ``catalogue.py``) graded in one batch beside the references, once
+with namespaces and once with permissions alone (``AUTOGRADER_NAMESPACES=0``).
+
+Whatever an attack is, the batch must show: no point earned that should not be (each case's ``EXPECT``), no byte
+of a secret (the canary of hidden files, the term's seed, a solution line, another submission's marker or name)
+in what students see, no process or temporary file of a sandbox uid left afterwards, every collected test in every
+results file, no failed test with its full points, and the references' marks unchanged. A second checkout of the
+course's hidden material lies on disk during the batch: world-readable with namespaces (the worker's file system
+does not hold it), root-only with permissions (which protect only what is not world-readable; README, Security).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from catalogue import Case, load, write_base
+from conftest import REPO, needs_root
+
+from autograder import assignment as assignments
+from autograder import batch, leaks, permissions
+from autograder.results import Results
+from autograder.sandbox import Isolation
+
+pytestmark = [needs_root, pytest.mark.slow]
+MODES = {"namespaces": "1", "permissions": "0"}
+CASES = load()
+# Written before and read after the others: a message between two submissions graded one after the other.
+FIRST, LAST = "masking-drop_messages", "masking-read_messages"
+
+
+@dataclass
+class Graded:
+    mode: str
+    results: dict[str, Results]
+    bases: dict[tuple[str, str], Results]
+    out: Path
+    processes: list[int] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    connections: list[bytes] = field(default_factory=list)
+    secret: str = ""
+
+
+class Listener:
+    """A TCP port on 127.0.0.1 that records what every connection sends."""
+
+    def __init__(self):
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        self.received: list[bytes] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                connection, _ = self.server.accept()
+            except OSError:
+                return
+            with connection:
+                connection.settimeout(2)
+                try:
+                    self.received.append(connection.recv(1000))
+                except OSError:
+                    self.received.append(b"")
+
+
+def _second_checkout(folder: Path, mode: str) -> Path:
+    """A copy of the hidden material (solutions, hidden suites) elsewhere on disk, as a backup would be."""
+    copy = folder / f"hostile-copy-{secrets.token_hex(4)}"
+    shutil.copytree(REPO / "solutions", copy / "solutions")
+    for hidden in (REPO / "autograder" / "suites").glob("*/hidden"):
+        shutil.copytree(hidden, copy / "autograder" / "suites" / hidden.parent.name / "hidden")
+    os.chmod(copy, 0o755 if mode == "namespaces" else 0o700)
+    for path in copy.rglob("*"):
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+    return copy
+
+
+def _leftovers(before: set[str]) -> list[str]:
+    """What appeared in the world-writable folders during the batch and is a sandbox uid's or the grader's, and the
+    System V IPC objects of sandbox uids."""
+    found = []
+    for folder in permissions.WORLD_WRITABLE:
+        for entry in os.scandir(folder):
+            if entry.path in before:
+                continue
+            if entry.stat(follow_symlinks=False).st_uid in permissions.UID_POOL or entry.name.startswith("autograder-"):
+                found.append(entry.path)
+    for kind in ("shm", "msg", "sem"):
+        lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
+        header = lines[0].split()
+        found += [f"sysv {kind} {line}" for line in lines[1:]
+                  if int(dict(zip(header, line.split(), strict=False))["uid"]) in permissions.UID_POOL]
+    return found
+
+
+@pytest.fixture(scope="module", params=list(MODES))
+def graded(request, tmp_path_factory) -> Graded:
+    mode = request.param
+    base = tmp_path_factory.mktemp(f"isolation-{mode}")
+    copy = _second_checkout(Path("/tmp"), mode)
+    listener = Listener()
+    secret = f"term-secret-{secrets.token_hex(8)}"
+    before = {entry.path for folder in permissions.WORLD_WRITABLE for entry in os.scandir(folder)}
+    values = {"REPO": str(REPO), "COPY": str(copy), "PORT": str(listener.port)}
+    submissions = base / "submissions"
+    paths = [case.materialize(submissions, values) for case in CASES]
+    wanted = {(case.assignment, case.base) for case in CASES} | {(name, "reference") for name in assignments.names()}
+    base_paths = {key: write_base(*key, submissions / f"base-{key[0]}-{key[1].replace(':', '-')}") for key in wanted}
+    ordered = sorted(paths, key=lambda p: (p.name != FIRST, p.name == LAST))
+    jobs = [job for path in [*ordered[:1], *base_paths.values(), *ordered[1:]] for job in batch.discover([path])]
+    quick = {case.label for case in CASES if not case.runtime}
+    for job in jobs:
+        job.skip_tags = ("runtime",) if job.name in quick else ()
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("AUTOGRADER_NAMESPACES", MODES[mode])
+            patch.setenv("AUTOGRADER_SECRET", secret)
+            Isolation.detect.cache_clear()
+            assert Isolation.detect().mode == mode
+            collected = batch.grade_all(jobs, base / "out", workers=2, progress=False, skip_tags=("retraining",))
+    finally:
+        Isolation.detect.cache_clear()
+        shutil.rmtree(copy, ignore_errors=True)
+        listener.server.close()
+    time.sleep(1.0)  # anything still alive would have written again by now
+    results = {r.submission: r for r in collected}
+    processes = [pid for uid in permissions.UID_POOL for pid in permissions.processes_of(uid)]
+    graded = Graded(mode=mode, results={c.label: results[c.label] for c in CASES},
+                    bases={key: results[path.name] for key, path in base_paths.items()}, out=base / "out",
+                    processes=processes, files=_leftovers(before), connections=list(listener.received), secret=secret)
+    _write_table(graded)
+    return graded
+
+
+def _write_table(graded: Graded) -> None:
+    """The catalogue as a table (attack, class, outcome), beside the results: the closing note's source."""
+    lines = ["| attack | class | score | status |", "|---|---|---|---|"]
+    for case in CASES:
+        r = graded.results[case.label]
+        lines.append(f"| {case.label}: {case.title} | {case.kind} | {r.score:g} / {r.max_score:g} "
+                     f"| {r.extra_data.get('status', '')[:80]} |")
+    (graded.out / f"catalogue-{graded.mode}.md").write_text("\n".join(lines) + "\n")
+
+
+def _numbers(results: Results) -> list[str]:
+    """The numbers of every test collected for a submission: run, or skipped by tag."""
+    return sorted([*(t.number for t in results.tests), *(t["number"] for t in results.extra_data.get("skipped", []))])
+
+
+def _seen(results: Results) -> str:
+    """What a student sees: every output (the results' and each test's)."""
+    return "\n".join([results.output, *(t.output for t in results.tests)])
+
+
+@pytest.fixture(scope="module")
+def hidden() -> leaks.Secrets:
+    return leaks.collect()
+
+
+def test_the_catalogue_covers_every_class_and_assignment():
+    assert len(CASES) >= 30
+    assert {case.assignment for case in CASES} == set(assignments.names())
+    assert len({case.kind for case in CASES}) >= 10
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.label for case in CASES])
+def test_no_points_that_should_not_be(graded, case: Case):
+    results = graded.results[case.label]
+    base = graded.bases[(case.assignment, case.base)]
+    expected = {"zero": results.score == 0, "below": results.score < results.max_score,
+                "full": results.score == results.max_score > 0, "base": results.score <= base.score, "any": True}
+    assert expected[case.expect], (f"{case.label} ({graded.mode}): {results.score}/{results.max_score}, expected "
+                                   f"{case.expect} (its base alone: {base.score})\n{_seen(results)[:3000]}")
+    for test in results.tests:
+        assert test.status == "passed" or test.score < test.max_score or test.max_score == 0, (
+            f"{case.label}: failed test {test.number} kept its {test.max_score} points:\n{test.output[:2000]}")
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.label for case in CASES])
+def test_every_results_file_lists_every_test(graded, case: Case):
+    results = graded.results[case.label]
+    assert (graded.out / case.label / "results.json").is_file()
+    if results.extra_data.get("status", "").startswith("not graded"):
+        assert results.output, "a refused submission says why"
+        return
+    base = graded.bases[(case.assignment, case.base)]
+    assert _numbers(results) == _numbers(base), case.label
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.label for case in CASES])
+def test_nothing_hidden_reaches_the_student(graded, hidden, case: Case):
+    seen = _seen(graded.results[case.label]) + (graded.out / case.label / "feedback.md").read_text()
+    assert assignments.CANARY not in seen
+    assert graded.secret not in seen
+    for name in assignments.names():
+        seed = assignments.load(name).hidden_dir / "SECRET"
+        if seed.is_file():
+            assert seed.read_text().strip() not in seen, f"{name}'s hidden seed"
+    others = [c for c in CASES if c is not case]
+    assert not [c.label for c in others if c.marker in seen or c.label in seen], "another submission's files"
+    assert "forged-" not in seen
+    if case.base == "skeleton":  # a submission built on the reference shows solution lines of its own
+        assert not leaks.scan({"outputs.txt": seen.encode()}, hidden)
+    for text in case.present:
+        assert text in seen, f"{case.label} should say {text!r}"
+    for text in case.absent:
+        assert text not in seen, f"{case.label} should not say {text!r}"
+
+
+def test_the_references_keep_their_marks(graded):
+    for (name, base), results in graded.bases.items():
+        if base == "reference":
+            assert results.score == results.max_score > 0, (name, results.extra_data.get("status"))
+        elif base == "skeleton":
+            assert results.score == 0, name
+
+
+def test_nothing_outlives_the_batch(graded):
+    assert not graded.processes, f"processes of sandbox uids are still running: {graded.processes}"
+    assert not graded.files, f"left behind: {graded.files}"
+
+
+def test_no_network_with_namespaces(graded):
+    if graded.mode == "namespaces":
+        assert not graded.connections, graded.connections
+
+
+def test_results_files_hold_only_json_the_grader_wrote(graded):
+    for label in graded.results:
+        data = json.loads((graded.out / label / "results.json").read_text())
+        assert data["score"] <= data["extra_data"]["max_score"]

@@ -1,0 +1,116 @@
+"""Stopping is clean: a signal to ``autograder grade`` or ``autograder validate`` ends every runner and worker it
+started within seconds, removes their folders and leaves results for what finished; a runner killed in the middle
+of a grading still leaves every collected test in its results, the maximum unchanged."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from conftest import reference_with
+
+pytestmark = pytest.mark.slow
+CLI = "import sys; from autograder.cli import main; sys.exit(main(sys.argv[1:]))"
+SLOW = """
+import time
+_causal_mask = causal_mask
+
+
+def causal_mask(T, device=None):
+    time.sleep(10)
+    return _causal_mask(T, device)
+"""
+
+
+def _grading_processes() -> list[psutil.Process]:
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        command = " ".join(process.info["cmdline"] or [])
+        if "autograder.runner" in command or "autograder.worker" in command:
+            found.append(process)
+    return found
+
+
+def _wait_for(condition, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def _scratch() -> set[str]:
+    return {p.name for p in Path("/tmp").glob("autograder-*") if p.name != "autograder-uids"}
+
+
+def _grading_started(out: Path) -> bool:
+    """A runner has listed its tests and started a worker."""
+    return any(out.rglob("results.json")) and any("autograder.worker" in " ".join(p.cmdline())
+                                                  for p in _grading_processes())
+
+
+def _stop_while_grading(arguments: list[str], out: Path) -> tuple[int, float]:
+    """Run the CLI, SIGTERM it once a grading runs; (exit status, seconds until every grading process was gone)."""
+    process = subprocess.Popen([sys.executable, "-c", CLI, *arguments], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    assert _wait_for(lambda: _grading_started(out), 120)
+    time.sleep(1.0)
+    stopped = time.monotonic()
+    process.send_signal(signal.SIGTERM)
+    code = process.wait(timeout=60)
+    assert _wait_for(lambda: not _grading_processes(), 20), [p.info for p in _grading_processes()]
+    return code, time.monotonic() - stopped
+
+
+def test_sigterm_stops_a_batch_and_everything_it_started(tmp_path):
+    before = _scratch()
+    for index in range(3):
+        reference_with(tmp_path / "submissions", f"slow{index}", SLOW)
+    out = tmp_path / "out"
+    code, seconds = _stop_while_grading(["grade", str(tmp_path / "submissions"), "--out", str(out), "--jobs", "2",
+                                         "--quiet"], out)
+    assert code == 130 and seconds < 15
+    assert _scratch() <= before, "the batch's folders outlived it"
+    stopped = [json.loads(path.read_text()) for path in out.glob("*/results.json")]
+    assert stopped and all(data["extra_data"]["status"] == "incomplete: the grader was stopped" for data in stopped)
+    assert all(data["extra_data"]["max_score"] == 55 for data in stopped), "every test is listed"
+    assert (out / "gradebook.csv").is_file()
+
+
+def test_sigterm_stops_validate(tmp_path):
+    code, seconds = _stop_while_grading(["validate", "masking", "--jobs", "2", "--out", str(tmp_path / "validate")],
+                                        tmp_path / "validate")
+    assert code == 130 and seconds < 15
+
+
+def test_a_killed_runner_leaves_every_test_listed(tmp_path):
+    """SIGKILL to a runner in the middle of a grading: the batch completes the results file it had started."""
+    from autograder import batch
+
+    source = reference_with(tmp_path, "slow", SLOW)
+    job = batch.discover([source], "masking")[0]
+
+    def kill_the_runner():
+        _wait_for(lambda: _grading_started(tmp_path / "out"), 120)
+        time.sleep(1.0)
+        for process in _grading_processes():
+            if "autograder.runner" in " ".join(process.cmdline()):
+                process.kill()
+
+    import threading
+
+    killer = threading.Thread(target=kill_the_runner)
+    killer.start()
+    results = batch.grade_all([job], tmp_path / "out", progress=False)[0]
+    killer.join()
+    assert results.extra_data["status"].startswith("incomplete: the grading process failed")
+    assert results.max_score == 55 and results.score < 55
+    assert any(t.extra_data.get("pending") for t in results.tests)
+    assert _wait_for(lambda: not _grading_processes(), 20), "the worker outlived its runner"
