@@ -141,6 +141,10 @@ def _finish(results: Results, plugin: GradingPlugin, session: Session, code, bro
     if broken:
         notes.append(broken)
         results.extra_data["status"] = f"not graded: {broken.removeprefix('Your submission could not be graded: ')}"
+    elif session.student.grader_problem:
+        results.extra_data["status"] = f"grader failed: {session.student.grader_problem[:300]}"
+        notes.append(f"The grader failed, not your code: {session.student.grader_problem}\nNo test could run; tell "
+                     "the course staff.")
     elif session.student.broken:
         results.extra_data["status"] = f"does not load: {session.student.broken.splitlines()[0]}"
         notes.append(f"Your code could not be loaded, so no test could run:\n\n```\n{session.student.broken}\n```")

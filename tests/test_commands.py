@@ -10,7 +10,7 @@ import subprocess
 import sys
 import textwrap
 
-from conftest import REPO, find_test, reference_with
+from conftest import MASKING, REPO, find_test, reference_with
 
 from autograder import cli
 from autograder.results import Results, TestResult
@@ -116,3 +116,15 @@ def test_grade_with_nothing_to_grade(tmp_path):
     assert cli.main(["grade", str(tmp_path / "nothing"), "--out", str(tmp_path / "out"), "--quiet"]) == 0
     results = json.loads((tmp_path / "out" / "nothing" / "results.json").read_text())
     assert "could not tell which assignment" in results["output"]
+
+
+def test_a_sandbox_that_cannot_start_is_the_graders_failure(tmp_path, monkeypatch):
+    """No point, every test listed, and a status and message that blame the grader, not the student."""
+    from autograder import runner
+    from autograder.sandbox import Isolation
+
+    monkeypatch.setattr(runner.Isolation, "detect", classmethod(lambda cls: Isolation("limits", problem="no uid")))
+    results = runner.grade_one(MASKING, MASKING.solution_dir, tmp_path / "out", name="reference", public_only=True)
+    assert results.score == 0 and results.max_score > 0
+    assert results.extra_data["status"].startswith("grader failed: the grader could not start")
+    assert "The grader failed, not your code" in results.output

@@ -85,6 +85,8 @@ def _namespaces(plan: dict, requests: int, replies: int) -> dict:
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     root = plan["rootfs"]
     _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=755,size=1m")
+    _tmpfs(f"{root}/tmp", plan["tmp_mb"])  # first: an interpreter under /tmp is bound into it, not hidden by it
+    _devices(root, plan["tmp_mb"])
     for path in _readable():
         _bind(path, root + path)
     for name in TOP_LEVEL:
@@ -93,8 +95,6 @@ def _namespaces(plan: dict, requests: int, replies: int) -> dict:
         elif os.path.isdir(f"/{name}"):
             _bind(f"/{name}", f"{root}/{name}")
     _bind(plan["workdir"], root + MOUNTED_AT, writable=True)
-    _tmpfs(f"{root}/tmp", plan["tmp_mb"])
-    _devices(root, plan["tmp_mb"])
     os.makedirs(f"{root}/proc")
     _mount("proc", f"{root}/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     os.mkdir(f"{root}/.old")
