@@ -15,6 +15,7 @@ a relative link to the earlier solution, so the build generates its skeleton fro
 
 from __future__ import annotations
 
+import hashlib
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,6 +106,18 @@ class Assignment:
     def carried(self) -> dict[str, str]:
         """Carried file -> the earlier assignment it comes from (``{"masking.py": "masking"}``)."""
         return {module_file(m): m["carried"] for m in self.modules if m.get("carried")}
+
+    def recording_fingerprint(self) -> str:
+        """A hash of what the public tests' recorded values come from: the reference's files, the suite's code
+        outside ``hidden/``, and the mutants (this assignment's and those of the assignments it carries from)."""
+        digest = hashlib.sha256()
+        mutants = [self.mutants_dir, *(REPO_ROOT / "tests" / "mutants" / name for name in self.carried.values())]
+        suite = [p for p in sorted(self.suite_dir.rglob("*.py")) if "hidden" not in p.relative_to(self.suite_dir).parts]
+        sources = [*(self.solution_dir / name for name in self.files), *suite,
+                   *(p for folder in mutants for p in sorted(folder.glob("*.py")))]
+        for path in sources:
+            digest.update(str(path.relative_to(REPO_ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+        return digest.hexdigest()
 
     @property
     def has_reference(self) -> bool:

@@ -26,6 +26,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -41,10 +42,12 @@ from rich.table import Table
 from tqdm import tqdm
 
 from autograder import assignment as assignments
-from autograder import permissions
+from autograder import forking, permissions
 from autograder.assignment import SECRET_ENV
 from autograder.results import Results, TestResult, atomic_write, points
-from autograder.sandbox import Isolation, become_subreaper
+from autograder.sandbox import COLD_ENV, Isolation, become_subreaper
+
+ZYGOTES: dict[tuple, forking.Zygote] = {}  # the runner zygotes, by (side by side, isolation mode)
 
 SEARCH_DEPTH = 3
 HARD_LIMIT_MARGIN = 120.0
@@ -214,13 +217,17 @@ def grade_all(jobs: list[Job], out: Path, *, workers: int = 1, public_only: bool
 
 class Runners:
     """The runner processes in flight, started in a scratch folder of the batch's (their TMPDIR), so that a stop
-    signal reaches every one and nothing they leave outlives the batch."""
+    signal reaches every one and nothing they leave outlives the batch.
+
+    Runners are forked by a warm zygote (``autograder.runner_zygote``), one per kind of grading, started once and kept
+    for the life of this process (``validate`` grades many batches); ``AUTOGRADER_COLD=1`` starts each runner as a
+    new interpreter instead."""
 
     def __init__(self, isolation: Isolation, side_by_side: bool = False):
         self.isolation = isolation
         self.side_by_side = side_by_side
         self.stopping = False
-        self.live: set[subprocess.Popen] = set()
+        self.live: set = set()
         self.abnormal = False  # a runner died or was killed: its leftovers need a sweep
         self._lock = threading.Lock()
         self.scratch: Path | None = None
@@ -235,14 +242,49 @@ class Runners:
             env["OMP_WAIT_POLICY"] = "PASSIVE"
         return env
 
-    def start(self, command: list[str]) -> subprocess.Popen:
+    def zygote(self) -> forking.Zygote | None:
+        """This kind of grading's runner zygote, started on first use (from the main thread: its parent-death signal
+        follows the thread that starts it); None to start runners cold."""
+        if os.environ.get(COLD_ENV) == "1":
+            return None
+        key = (self.side_by_side, self.isolation.mode)
+        zygote = ZYGOTES.get(key)
+        if zygote is None or zygote.process.poll() is not None:
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            process = subprocess.Popen(
+                [sys.executable, "-m", "autograder.runner_zygote", "--channel", str(theirs.fileno())],
+                pass_fds=(theirs.fileno(),), env=self.environment(), cwd="/", stdin=subprocess.DEVNULL,
+                start_new_session=True)
+            theirs.close()
+            zygote = ZYGOTES[key] = forking.Zygote(process.pid, ours, process)
+        return zygote
+
+    def start(self, job: dict, log) -> subprocess.Popen | forking.Forked:
+        """Start a runner for ``job`` (sent on its stdin), its output into the file ``log``."""
+        payload = json.dumps({**job, "tmp": str(self.scratch), "started": time.time()}).encode()
+        zygote = self.zygote()
         with self._lock:
-            process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                       stderr=subprocess.STDOUT, env=self.environment(), start_new_session=True)
+            process = None
+            if zygote is not None:
+                read, write = os.pipe()
+                try:
+                    process = zygote.spawn(self.environment(), [read, log.fileno()], None)
+                    os.write(write, payload)
+                except forking.ForkRefused:
+                    process = None
+                finally:
+                    os.close(read)
+                    os.close(write)
+            if process is None:
+                process = subprocess.Popen([sys.executable, "-m", "autograder.runner"], stdin=subprocess.PIPE,
+                                           stdout=log, stderr=subprocess.STDOUT, env=self.environment(),
+                                           start_new_session=True)
+                process.stdin.write(payload)
+                process.stdin.close()
             self.live.add(process)
         return process
 
-    def finish(self, process: subprocess.Popen) -> None:
+    def finish(self, process) -> None:
         with self._lock:
             self.live.discard(process)
             self.abnormal = self.abnormal or process.returncode != 0
@@ -273,6 +315,7 @@ class Runners:
         if threading.current_thread() is threading.main_thread():
             for number in (signal.SIGINT, signal.SIGTERM):
                 handlers[number] = signal.signal(number, lambda *_: threading.Thread(target=self.stop).start())
+            self.zygote()
         try:
             yield self
         finally:
@@ -285,14 +328,21 @@ class Runners:
 
 
 def _reap() -> None:
-    """Kill and reap whatever still descends from this subreaper once its runners are done: a student's process
-    that outlived its runner was re-parented here (as root it is already killed, and only its exit is collected)."""
+    """Kill and reap whatever still descends from this subreaper once its runners are done (the runner zygotes
+    excepted): a student's process that outlived its runner was re-parented here (as root it is already killed, and
+    only its exit is collected)."""
     import psutil
 
+    zygotes = {zygote.pid for zygote in ZYGOTES.values()}
     with contextlib.suppress(psutil.Error):
-        for child in psutil.Process().children(recursive=True):
+        for child in psutil.Process().children():
+            if child.pid in zygotes:
+                continue
             with contextlib.suppress(psutil.Error):
-                child.kill()
+                for process in [*child.children(recursive=True), child]:
+                    process.kill()
+    for zygote in ZYGOTES.values():
+        zygote.process.poll()
     with contextlib.suppress(ChildProcessError):
         while os.waitpid(-1, os.WNOHANG)[0] > 0:
             pass
@@ -326,24 +376,24 @@ def grade_job(job: Job, out_dir: Path, *, public_only: bool = False, oracle: str
                              metadata=metadata, runners=runners)
     assignment = assignments.load(job.assignment)
     tags = list(dict.fromkeys((*skip_tags, *job.skip_tags)))
-    spec = {"assignment": job.assignment, "submission": str(job.source), "out": str(out_dir), "name": job.name,
-            "oracle": oracle, "public_only": public_only, "skip_tags": tags}
+    spec = {"assignment": job.assignment, "submission": os.path.abspath(job.source), "out": os.path.abspath(out_dir),
+            "name": job.name, "oracle": oracle, "public_only": public_only, "skip_tags": tags}
     if metadata is not None:
-        spec["metadata"] = str(metadata)
+        spec["metadata"] = os.path.abspath(metadata)
     if SECRET_ENV in os.environ:
         spec["secret"] = os.environ[SECRET_ENV]
     limit = assignment.submission_timeout + HARD_LIMIT_MARGIN
     problem = ""
-    process = runners.start([sys.executable, "-m", "autograder.runner"])
+    with open(out_dir / "runner.log", "wb") as log:
+        process = runners.start(spec, log)
     try:
-        output, _ = process.communicate(json.dumps(spec).encode(), timeout=limit)
+        process.wait(timeout=limit)
     except subprocess.TimeoutExpired:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
-        output, _ = process.communicate()
+        process.wait()
         problem = f"grading did not finish within {limit:g} s"
     runners.finish(process)
-    (out_dir / "runner.log").write_bytes(output or b"")
     if not problem and process.returncode != 0:
         problem = ("the grader was stopped" if runners.stopping
                    else f"the grading process failed (exit status {process.returncode})")

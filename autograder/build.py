@@ -30,7 +30,7 @@ import torch
 from autograder import assignment as assignments
 from autograder import notebooks
 from autograder.checks import FLOAT_TOLERANCE, tolerance
-from autograder.oracle import read_store
+from autograder.oracle import read_store, store_fingerprint
 from autograder.results import Results
 
 BEGIN = re.compile(r"^(?P<indent>\s*)# BEGIN SOLUTION\b:?\s*(?P<hint>.*)$")
@@ -194,11 +194,11 @@ def record_expected(assignment: assignments.Assignment, check: bool) -> list[str
             return [f"{assignment.name}: the reference fails public tests while recording, so their expected "
                     f"values are incomplete: {'; '.join(failing)}"]
         current = assignment.expected_file
+        fresh = (current.is_file() and store_fingerprint(current) == store_fingerprint(store)
+                 and same_store(current, store))
         if check:
-            if not current.is_file() or not same_store(current, store):
-                return [f"{current} is out of date: run `autograder build {assignment.name}`"]
-            return []
-        if not current.is_file() or not same_store(current, store):
+            return [] if fresh else [f"{current} is out of date: run `autograder build {assignment.name}`"]
+        if not fresh:
             shutil.copyfile(store, current)
     return []
 

@@ -9,12 +9,16 @@ left on, sampling instead of argmax), and its recorded fingerprint must still be
 
 Students have no reference. For the public tests, ``autograder build`` records every oracle
 answer (reference and mutant values) into ``public/expected.zip`` (JSON plus ``.npy``, no pickle),
-keyed by test id and call order; ``autograder check`` replays it. Hidden tests always run live.
+keyed by test id and call order; ``autograder check`` replays it. Hidden tests always run live, and so does
+a public test whose recording is stale: live grading replays the recording only when its fingerprint (of the
+sources its values come from, ``Assignment.recording_fingerprint``) is the current one, which saves
+recomputing the reference's and every mutant's values for every submission.
 """
 
 from __future__ import annotations
 
 import json
+import time
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -70,14 +74,19 @@ class Expected:
 class Oracle:
     """Answers ``oracle(fn)`` in one of three modes: ``live``, ``record`` or ``replay``."""
 
-    def __init__(self, mode: str, reference=None, mutants=(), store: Path | None = None):
+    def __init__(self, mode: str, reference=None, mutants=(), store: Path | None = None, fingerprint: str = ""):
+        """``store``: the recording to replay (``replay``; in ``live`` mode too, where its fingerprint is
+        ``fingerprint``) or to write (``record``, stamped with ``fingerprint``)."""
         if mode not in ("live", "record", "replay"):
             raise ValueError(f"unknown oracle mode {mode!r}")
         self.mode, self.reference, self.mutants, self.store = mode, reference, list(mutants), store
+        self.fingerprint = fingerprint
         self.recorded: dict[str, tuple[Any, Variants]] = {}
-        if mode == "replay":
-            self.recorded = read_store(store) if store and store.is_file() else {}
+        readable = store is not None and store.is_file()
+        if mode == "replay" and readable or mode == "live" and readable and store_fingerprint(store) == fingerprint:
+            self.recorded = read_store(store)
         self._test, self._count = "", 0
+        self.seconds = 0.0  # spent computing expected values (the reference's, and mutants' for feedback)
 
     def start_test(self, test_id: str) -> None:
         self._test, self._count = test_id, 0
@@ -85,31 +94,36 @@ class Oracle:
     def __call__(self, fn: Callable[[Any], Any]) -> Expected:
         self._count += 1
         key = f"{self._test}#{self._count}"
-        if self.mode == "replay":
-            if key not in self.recorded:
-                raise AssertionError("the expected values for this check are missing from the assignment's "
-                                     "public/expected.zip: ask the course staff to rebuild the assignment")
+        if key in self.recorded:
             value, variants = self.recorded[key]
             return Expected(value, variants)
+        if self.mode == "replay":
+            raise AssertionError("the expected values for this check are missing from the assignment's "
+                                 "public/expected.zip: ask the course staff to rebuild the assignment")
+        started = time.monotonic()
         value = _seeded(fn, self.reference)
         if self.mode == "record":
             variants = self._run_mutants(fn)
             self.recorded[key] = (value, variants)
+            self.seconds += time.monotonic() - started
             return Expected(value, variants)
+        self.seconds += time.monotonic() - started
         return Expected(value, lambda: self._run_mutants(fn))
 
     def _run_mutants(self, fn) -> Variants:
+        started = time.monotonic()
         out = []
         for mutant in self.mutants:
             try:
                 out.append((mutant.description, _seeded(fn, mutant.implementation)))
             except Exception:  # noqa: BLE001 - a mutant that cannot run this check matches nothing
                 continue
+        self.seconds += time.monotonic() - started
         return out
 
     def save(self) -> None:
         if self.mode == "record" and self.store is not None:
-            write_store(self.store, self.recorded)
+            write_store(self.store, self.recorded, self.fingerprint)
 
 
 def _seeded(fn: Callable[[Any], Any], implementation) -> Any:
@@ -118,10 +132,10 @@ def _seeded(fn: Callable[[Any], Any], implementation) -> Any:
         return fn(implementation)
 
 
-def write_store(path: Path, entries: dict[str, tuple[Any, Variants]]) -> None:
+def write_store(path: Path, entries: dict[str, tuple[Any, Variants]], fingerprint: str = "") -> None:
     """Write recorded values as a zip of ``manifest.json`` and ``.npy`` blobs, byte-for-byte reproducible."""
     blobs: list[bytes] = []
-    manifest = {"version": 1, "entries": {}}
+    manifest = {"version": 1, "fingerprint": fingerprint, "entries": {}}
     for key in sorted(entries):
         value, variants = entries[key]
         manifest["entries"][key] = {
@@ -151,6 +165,12 @@ def _shared_blobs(manifest: dict, blobs: list[bytes]) -> tuple[dict, list[bytes]
         return node
 
     return remap(manifest), list(unique)
+
+
+def store_fingerprint(path: Path) -> str:
+    """The fingerprint a recording was stamped with ("" when none)."""
+    with zipfile.ZipFile(path) as archive:
+        return str(json.loads(archive.read("manifest.json")).get("fingerprint", ""))
 
 
 def read_store(path: Path) -> dict[str, tuple[Any, Variants]]:

@@ -112,14 +112,20 @@ def kill_processes(uid: int) -> None:
 
 
 def processes_of(uid: int) -> list[int]:
-    """The pids of the processes ``uid`` owns (real uid), from /proc."""
+    """The pids of the live processes ``uid`` owns, from /proc (a zombie is already dead: only its exit waits to be
+    collected, by its parent)."""
     pids = []
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
-            with contextlib.suppress(OSError):
-                if entry.stat().st_uid == uid:
+            with contextlib.suppress(OSError, IndexError):
+                if entry.stat().st_uid == uid and _state(entry.path) != "Z":
                     pids.append(int(entry.name))
     return pids
+
+
+def _state(process: str) -> str:
+    """A /proc/PID folder's process state (R, S, Z, ...), after the command name in parentheses."""
+    return Path(process, "stat").read_text().rpartition(")")[2].split()[0]
 
 
 def _remove_ipc(uid: int) -> None:

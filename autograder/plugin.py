@@ -83,6 +83,7 @@ class GradingPlugin:
         self._numbers: dict[str, str] = {}
         self.collected: list[tuple[str, TestResult]] = []
         self.skipped: list[TestResult] = []  # deselected by the session's skip_tags: never run, no points
+        self.seconds: dict[str, float] = {}  # time spent in the tests of each tag
         self._carried_failed: dict[str, str] = {}  # carried module -> the failed test that checks it
 
     # ------------------------------------------------------------ fixtures
@@ -210,6 +211,8 @@ class GradingPlugin:
         if call.when == "setup" and report.outcome != "passed":
             self._record(item, report, call)
         elif call.when == "call":
+            for tag in item.get_closest_marker("graded").kwargs.get("tags", ()):
+                self.seconds[tag] = self.seconds.get(tag, 0.0) + report.duration
             self._record(item, report, call)
 
     def _record(self, item, report, call) -> None:

@@ -93,6 +93,7 @@ class Student:
         self._stops: list[str] = []  # why the worker was stopped, each time (a timeout, a crash)
         self.broken = broken
         self.grader_problem: str | None = None
+        self.seconds = {"starting": 0.0, "calls": 0.0}  # starting and loading workers; waiting on calls
         self.deadline: float | None = None
         self.time_limit: float | None = None
         self.load_seconds = load_seconds
@@ -143,6 +144,7 @@ class Student:
             # Loading has its own budget and is not charged to the test that triggered it.
             reply, blobs = self._sandbox.request({"op": "load"}, [], time.monotonic() + self.load_seconds)
             value = protocol.decode(reply.get("value"), blobs) if reply.get("ok") else None
+            self.seconds["starting"] += time.monotonic() - started
         except protocol.ReadTimeout:
             self.broken = (f"loading {files} did not finish within {self.load_seconds:g} s: "
                            "is there an infinite loop, or training, at the top level of the file?")
@@ -202,6 +204,7 @@ class Student:
         started = time.monotonic()
         try:
             reply, reply_blobs = sandbox.request(header, blobs, self._deadline())
+            self.seconds["calls"] += time.monotonic() - started
         except protocol.ReadTimeout:
             waited = time.monotonic() - started
             limit = f"the test's time limit of {self.time_limit:g} s" if self.time_limit else "the time limit"

@@ -27,6 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from autograder import assignment as assignments
@@ -38,15 +39,16 @@ from autograder.oracle import Oracle
 from autograder.plugin import GradingPlugin, Session
 from autograder.proxy import Student
 from autograder.results import Results, TestResult
-from autograder.sandbox import Isolation, become_subreaper
+from autograder.sandbox import Isolation, become_subreaper, warm_up
 from autograder.submission import SubmissionError, stage
 
 PR_SET_PDEATHSIG = 1
 # What a job may say: the assignment, the submission (a folder or zip) and its name in the results, where to write
 # (out), public tests only, the oracle mode, where to record expectations (record_to), Gradescope's metadata file,
-# tags of tests not to run, and the term's secret (AUTOGRADER_SECRET, kept out of the runner's environment).
+# tags of tests not to run, the term's secret (AUTOGRADER_SECRET, kept out of the runner's environment), the folder
+# for temporary files and when the batch started the runner.
 JOB_FIELDS = {"assignment", "submission", "out", "name", "public_only", "oracle", "record_to", "metadata", "skip_tags",
-              "secret"}
+              "secret", "tmp", "started"}
 
 
 class OutOfTime(KeyboardInterrupt):
@@ -63,8 +65,9 @@ class Stopped(KeyboardInterrupt):
 def grade_one(assignment: assignments.Assignment, source: Path, out_dir: Path | None, *, name: str,
               public_only: bool = False, oracle_mode: str = "auto",
               secret: str | None = None, record_to: Path | None = None, metadata: Metadata | None = None,
-              skip_tags: tuple[str, ...] | list[str] = ()) -> Results:
-    """Grade ``source`` against ``assignment``'s suite; write into ``out_dir`` when given.
+              skip_tags: tuple[str, ...] | list[str] = (), requested: float | None = None) -> Results:
+    """Grade ``source`` against ``assignment``'s suite; write into ``out_dir`` when given. ``requested``: when (epoch
+    seconds) the batch started this runner, for the start-up phase (default: when this process began).
 
     Tests tagged with one of ``skip_tags`` (e.g. "retraining") are not run and carry no points; the
     results' output lists them.
@@ -73,7 +76,9 @@ def grade_one(assignment: assignments.Assignment, source: Path, out_dir: Path | 
     output (always shown) summarises only what students may see now (``gradescope.student_summary``).
     """
     started = time.monotonic()
+    phases = {"startup": time.time() - (requested or psutil.Process().create_time())}  # until grading began
     become_subreaper()
+    warm_up()
     results = Results(assignment=assignment.name, submission=name)
     results.extra_data["device"] = grading_device()
     set_threads(assignment.limits.threads)
@@ -84,16 +89,19 @@ def grade_one(assignment: assignments.Assignment, source: Path, out_dir: Path | 
         permissions.protect_checkout()
     workdir = Path(tempfile.mkdtemp(prefix="autograder-"))
     broken, root, violations = None, None, {}
+    mark = time.monotonic()
     try:
         root = stage(source, assignment.files, workdir, assignment.carried)
         violations = staticcheck.scan(root, assignment.files, assignment.forbidden)
     except SubmissionError as exc:
         broken = f"Your submission could not be graded: {exc}."
     written = manual_results(assignment, root)  # read now: the staged copy is deleted after grading
+    phases["staging"], mark = time.monotonic() - mark, time.monotonic()
     results.extra_data["isolation"] = isolation.note()
     student = Student(root, assignment.modules, assignment.limits, isolation, assignment.forbidden, broken,
                       load_seconds=assignment.load_timeout)
     oracle, reference = make_oracle(assignment, oracle_mode, record_to)
+    phases["reference"], mark = time.monotonic() - mark, time.monotonic()
     session = Session(assignment=assignment, student=student, oracle=oracle, results=results, out_dir=out_dir,
                       reference=reference, violations=violations, isolation=isolation, skip_tags=tuple(skip_tags),
                       secret=secret if secret is not None else os.environ.get(SECRET_ENV, default_secret(assignment)))
@@ -112,9 +120,12 @@ def grade_one(assignment: assignments.Assignment, source: Path, out_dir: Path | 
         signal.alarm(0)
         for number, handler in previous.items():
             signal.signal(number, handler)
+        phases["tests"], mark = time.monotonic() - mark, time.monotonic()
         session.close()
         shutil.rmtree(workdir, ignore_errors=True)
+        phases["shutdown"] = time.monotonic() - mark
     oracle.save()
+    results.extra_data["phases"] = timings(phases, session, oracle, plugin)
     _finish(results, plugin, session, code, broken, violations, assignment)
     results.tests += written
     if metadata is not None:
@@ -124,6 +135,17 @@ def grade_one(assignment: assignments.Assignment, source: Path, out_dir: Path | 
         results.write(out_dir)
         (out_dir / "grader.log").write_text(log.getvalue() + "\n".join(session.log))
     return results
+
+
+def timings(phases: dict, session: Session, oracle: Oracle, plugin: GradingPlugin) -> dict:
+    """Seconds per phase of a grading (for ``bench/grading.py`` and course staff): the process until grading began,
+    staging, loading the reference, the tests, shutting down; within the tests, starting workers, waiting on the
+    student's code, computing expected values, and the runtime tests."""
+    workers = [session.student, *([session._reference_worker] if session._reference_worker else [])]
+    within = {"workers starting": sum(w.seconds["starting"] for w in workers),
+              "student code": sum(w.seconds["calls"] for w in workers),
+              "expected values": oracle.seconds, "runtime tests": plugin.seconds.get("runtime", 0.0)}
+    return {name: round(value, 3) for name, value in {**phases, **within}.items()}
 
 
 def _out_of_time(signum, frame):
@@ -239,8 +261,9 @@ def make_oracle(assignment: assignments.Assignment, mode: str, record_to: Path |
     if not assignment.has_reference:
         raise assignments.AssignmentError(f"{assignment.name}: the reference in {assignment.solution_dir} is missing")
     reference = implementations.load(assignment.solution_dir, assignment.modules)
-    store = (record_to or assignment.expected_file) if mode == "record" else None
-    return Oracle(mode, reference, mutants.fingerprints(assignment), store), reference
+    store = (record_to or assignment.expected_file) if mode == "record" else assignment.expected_file
+    return Oracle(mode, reference, mutants.fingerprints(assignment), store,
+                  assignment.recording_fingerprint()), reference
 
 
 def default_secret(assignment: assignments.Assignment) -> str:
@@ -271,7 +294,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.parse_args(argv)
     with contextlib.suppress(OSError, AttributeError):  # stop (SIGTERM) when the process that started us dies
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    warm_up()  # before the job is read: the workers' zygote must not hold it
     job = json.loads(sys.stdin.read())
+    if job.get("tmp"):  # the batch's scratch folder (a forked runner's environment is its zygote's)
+        os.environ["TMPDIR"] = tempfile.tempdir = job["tmp"]
     unknown = set(job) - JOB_FIELDS
     if unknown or not {"assignment", "submission", "name"} <= set(job):
         raise SystemExit(f"a runner job needs assignment, submission and name, and knows only {sorted(JOB_FIELDS)}")
@@ -280,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     grade_one(assignment, Path(job["submission"]), Path(job["out"]) if job.get("out") else None, name=job["name"],
               public_only=bool(job.get("public_only")), oracle_mode=job.get("oracle", "auto"),
               record_to=Path(job["record_to"]) if job.get("record_to") else None, metadata=metadata,
-              skip_tags=list(job.get("skip_tags", [])), secret=job.get("secret"))
+              skip_tags=list(job.get("skip_tags", [])), secret=job.get("secret"), requested=job.get("started"))
     return 0
 
 

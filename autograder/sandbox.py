@@ -17,10 +17,13 @@ descendant a student's double fork re-parented to it; the worker itself dies wit
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import functools
+import importlib
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -29,10 +32,12 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from autograder import permissions, protocol
+from autograder import forking, permissions, protocol
 
-PR_SET_CHILD_SUBREAPER = 36
-LIVE: set[int] = set()  # the pids of the workers this process started and has not stopped
+PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG = 36, 1
+LIVE: set[int] = set()  # the pids of the workers (and the worker zygote) this process started and has not stopped
+ZYGOTE: forking.Zygote | None = None  # this process's worker zygote (warm_up), where workers are forked
+COLD_ENV = "AUTOGRADER_COLD"  # "1": start every runner and worker as a new interpreter (to compare with warm)
 START_SECONDS = 120.0  # for the worker to confine itself and import torch (seconds on an idle machine)
 
 
@@ -166,10 +171,40 @@ class OutputCapture:
 
 def become_subreaper() -> None:
     """Make orphaned descendants re-parent to this process (Linux), so they can be reaped."""
-    import ctypes
-
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def warm_up() -> forking.Zygote | None:
+    """Fork this process's worker zygote (``autograder.forking``), once: call it first thing, before reading a job or
+    loading anything hidden, since every worker is a copy of the zygote's memory. None where workers start cold:
+    ``AUTOGRADER_COLD=1`` (to compare), or a process that already runs a second thread (``forking.fork_ready``)."""
+    global ZYGOTE
+    if ZYGOTE is not None or os.environ.get(COLD_ENV) == "1":
+        return ZYGOTE
+    try:
+        forking.fork_ready()
+    except forking.ForkRefused:
+        return None
+    become_subreaper()
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            ours.close()
+            ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            for number in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(number, signal.SIG_DFL)
+            os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+            zygote = importlib.import_module("autograder.worker.zygote")  # the student side, in the zygote only
+            zygote.serve(theirs, parent)
+        finally:
+            os._exit(0)
+    theirs.close()
+    LIVE.add(pid)
+    ZYGOTE = forking.Zygote(pid, ours)
+    return ZYGOTE
 
 
 class Sandbox:
@@ -180,7 +215,7 @@ class Sandbox:
         self.spec = dict(spec, threads=limits.threads, probe=probe)
         self.limits = limits
         self.isolation = isolation
-        self.process: subprocess.Popen | None = None
+        self.process: subprocess.Popen | forking.Forked | None = None
         self.capture: OutputCapture | None = None
         self.lease: permissions.UidLease | None = None
         self.private: Path | None = None
@@ -204,18 +239,38 @@ class Sandbox:
             os.chmod(self.private, 0o711)
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
-        argv = [sys.executable, "-I", "-B", "-m", "autograder.worker", "--requests", str(req_r), "--replies",
-                str(rep_w)]
-        self.process = subprocess.Popen(
-            argv, cwd=self.private, env=self._environment(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, pass_fds=(req_r, rep_w), start_new_session=True, close_fds=True,
-        )
+        try:
+            self.process = self._fork(req_r, rep_w) if ZYGOTE is not None and not self.spec["probe"] else None
+        except forking.ForkRefused:
+            self.process = None
+        if self.process is None:
+            argv = [sys.executable, "-I", "-B", "-m", "autograder.worker", "--requests", str(req_r), "--replies",
+                    str(rep_w)]
+            self.process = subprocess.Popen(
+                argv, cwd=self.private, env=self._environment(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT, pass_fds=(req_r, rep_w), start_new_session=True, close_fds=True,
+            )
         LIVE.add(self.process.pid)
         os.close(req_r)
         os.close(rep_w)
         self._requests, self._replies = req_w, rep_r
         self.capture = OutputCapture(self.process.stdout, self.limits.output_bytes)
         self._handshake()
+
+    def _fork(self, requests: int, replies: int) -> forking.Forked:
+        """A worker forked by this process's zygote, on the same pipes a started one gets."""
+        out_r, out_w = os.pipe()
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        try:
+            forked = ZYGOTE.spawn(self._environment(), [devnull, out_w, requests, replies], None)
+        except BaseException:
+            os.close(out_r)
+            raise
+        finally:
+            os.close(devnull)
+            os.close(out_w)
+        forked.stdout = os.fdopen(out_r, "rb")
+        return forked
 
     def plan(self) -> dict:
         """The confinement the worker applies to itself (``autograder.worker.confine``)."""

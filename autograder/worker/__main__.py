@@ -1,6 +1,7 @@
 """``python -m autograder.worker``: read the spec, confine, set the traps, then serve until the grader hangs up.
 
-The handshake on the reply pipe: ``{"pid": N}`` (the worker as the grader sees it), then ``{"ready": true}`` once
+``run`` is the same for a worker forked from a warm zygote (``autograder.worker.zygote``). The handshake on the
+reply pipe: ``{"pid": N}`` (the worker as the grader sees it), then ``{"ready": true}`` once
 the worker is confined and can import the submission, or ``{"ready": false, "error": ...}`` when the sandbox could
 not be set up (a grader problem). A probe (``spec["probe"]``) stops after the handshake and reports what of the
 interpreter the confined worker cannot read.
@@ -26,7 +27,11 @@ def main() -> None:
     parser.add_argument("--requests", type=int, required=True, help="file descriptor of the requests pipe")
     parser.add_argument("--replies", type=int, required=True, help="file descriptor of the replies pipe")
     options = parser.parse_args()
-    requests, replies = options.requests, options.replies
+    run(options.requests, options.replies)
+
+
+def run(requests: int, replies: int) -> None:
+    """The worker's life on its two pipes (a started or a forked worker alike): spec, confinement, traps, calls."""
     spec, _ = protocol.read_frame(requests)
     paths = sysconfig.get_paths()
     interpreter = [os.path.realpath(sys.executable), paths["stdlib"], paths["purelib"]]

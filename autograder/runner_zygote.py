@@ -1,0 +1,46 @@
+"""``python -m autograder.runner_zygote``: the batch's warm start of runners (``autograder.forking``).
+
+The batch starts it once per kind of grading (side by side or alone: OpenMP reads its wait policy when torch is
+imported) and reuses it for every submission: it imports torch, matplotlib, pytest and the harness, never a suite, a
+reference or a job (each runner's workers are copies of it too), then forks a runner per request. A forked runner
+reads its job on stdin and grades exactly as a started one (``autograder.runner.main``), its own workers' zygote
+forked first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import signal
+import socket
+import sys
+
+import matplotlib
+
+from autograder import forking, runner
+
+matplotlib.use("Agg")
+import matplotlib.pyplot  # noqa: E402, F401 - the workers' zygote, a copy of each runner, gets it ready made
+
+PR_SET_PDEATHSIG = 1
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--channel", type=int, required=True, help="file descriptor of the batch's socket")
+    options = parser.parse_args()
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    channel = socket.socket(fileno=options.channel)
+    forking.serve(channel, os.getppid(), _run, death=signal.SIGTERM)
+
+
+def _run() -> None:
+    code = runner.main([])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,26 @@
+"""The warm start of workers: the zygote's side (``autograder.forking``), run in a fork of the grading process that
+was made first thing, before it read its job or loaded anything hidden, so that it holds only code. It imports the
+student side, and forks a worker per request; each lives exactly as a started one does (``run``: spec,
+confinement, traps, calls) on its pipes at fds 3 and 4.
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+
+import matplotlib
+import torch  # noqa: F401 - imported once here, so that no worker pays for it
+
+from autograder import forking
+from autograder.worker.__main__ import run
+
+matplotlib.use("Agg")
+import matplotlib.pyplot  # noqa: E402, F401 - notebooks plot
+
+REQUESTS, REPLIES = 3, 4
+
+
+def serve(channel: socket.socket, parent: int) -> None:
+    """Fork a worker for every request on ``channel``; ``parent``, the grading process, becomes its parent."""
+    forking.serve(channel, parent, lambda: run(REQUESTS, REPLIES), death=signal.SIGKILL)

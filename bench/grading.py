@@ -1,0 +1,92 @@
+"""Batch grading throughput, warm (forked runners and workers) against cold (a new interpreter each), in one run.
+
+    python bench/grading.py [--assignment masking] [--copies 100] [--jobs 1 2] [--modes warm cold]
+
+Grades ``--copies`` submissions, the assignment's bundled examples (``examples/<name>/``) over and over, once per
+mode and ``--jobs``, without the retraining test. Prints submissions per minute, the warm/cold ratio, and for one
+submission (the median of the reference's copies) the seconds per phase that the runner records
+(``extra_data.phases``: the process until grading began, staging, loading the reference, the tests, shutting down;
+within the tests: starting workers, waiting on the student's code, computing expected values, the runtime tests),
+with the fixed overhead's share of the grading: everything but the student's code and the expected values.
+Not part of CI: a full run takes many minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import environment
+
+from autograder import assignment as assignments
+from autograder import batch
+from autograder.sandbox import COLD_ENV
+
+WORK = ("student code", "expected values")
+
+
+def copies(name: str, count: int, folder: Path) -> list[batch.Job]:
+    """``count`` submissions cycling through the assignment's examples, as jobs."""
+    examples = sorted(p for p in (assignments.REPO_ROOT / "examples" / name).iterdir() if p.is_dir())
+    jobs = []
+    for index in range(count):
+        source = examples[index % len(examples)]
+        target = folder / f"{index:03d}-{source.name}"
+        shutil.copytree(source, target, symlinks=False)
+        jobs.append(batch.Job(target.name, target, name))
+    return jobs
+
+
+def grade(jobs: list[batch.Job], out: Path, workers: int, cold: bool) -> tuple[float, list]:
+    os.environ[COLD_ENV] = "1" if cold else "0"
+    shutil.rmtree(out, ignore_errors=True)
+    started = time.monotonic()
+    collected = batch.grade_all(jobs, out, workers=workers, progress=False, skip_tags=("retraining",))
+    return time.monotonic() - started, collected
+
+
+def phases(collected: list) -> dict[str, float]:
+    """The median seconds per phase over the reference's copies."""
+    rows = [r.extra_data.get("phases", {}) for r in collected if r.submission.endswith("reference")]
+    return {key: statistics.median(row[key] for row in rows) for key in rows[0]} if rows else {}
+
+
+def overhead(row: dict[str, float]) -> float:
+    total = sum(row[k] for k in ("startup", "staging", "reference", "tests", "shutdown"))
+    return (total - sum(row[k] for k in WORK)) / total
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--assignment", default="masking")
+    parser.add_argument("--copies", type=int, default=100)
+    parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--modes", nargs="+", default=["warm", "cold"], choices=["warm", "cold"])
+    options = parser.parse_args(argv)
+    print(environment())
+    with tempfile.TemporaryDirectory(prefix="autograder-bench-") as temp:
+        jobs = copies(options.assignment, options.copies, Path(temp) / "submissions")
+        rates: dict[tuple[str, int], float] = {}
+        for workers in options.jobs:
+            for mode in options.modes:
+                seconds, collected = grade(jobs, Path(temp) / "out", workers, mode == "cold")
+                rates[mode, workers] = len(jobs) / seconds * 60
+                row = phases(collected)
+                print(f"{mode}, --jobs {workers}: {len(jobs)} submissions in {seconds:.1f} s, "
+                      f"{rates[mode, workers]:.1f} per minute")
+                if row:
+                    shown = ", ".join(f"{k} {v:.2f}" for k, v in row.items())
+                    print(f"  one reference grading (s): {shown}; fixed overhead {overhead(row):.0%}")
+            if ("warm", workers) in rates and ("cold", workers) in rates:
+                print(f"--jobs {workers}: warm/cold {rates['warm', workers] / rates['cold', workers]:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
