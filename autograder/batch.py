@@ -20,6 +20,7 @@ with which the lm retraining budget was measured.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import csv
 import json
@@ -37,6 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
 from rich.console import Console
 from rich.table import Table
 from tqdm import tqdm
@@ -256,6 +258,8 @@ class Runners:
                 pass_fds=(theirs.fileno(),), env=self.environment(), cwd="/", stdin=subprocess.DEVNULL,
                 start_new_session=True)
             theirs.close()
+            if not ZYGOTES:
+                atexit.register(close_zygotes)
             zygote = ZYGOTES[key] = forking.Zygote(process.pid, ours, process)
         return zygote
 
@@ -308,6 +312,8 @@ class Runners:
     def stop_on_signals(self):
         """Within the block: a scratch folder for the runners, and SIGINT/SIGTERM stop them (main thread only);
         afterwards the scratch folder is removed and, if a runner ended abnormally, whatever it left is swept."""
+        become_subreaper()  # forked runners are re-parented here
+        before = {child.pid for child in psutil.Process().children()}  # the host's, never reaped here
         self.scratch = Path(tempfile.mkdtemp(prefix="autograder-batch-"))
         if self.isolation.privileged:
             os.chmod(self.scratch, 0o711)  # the workers' uids pass through to their own folders
@@ -323,29 +329,40 @@ class Runners:
                 signal.signal(number, handler)
             if (self.abnormal or self.stopping) and self.isolation.privileged:
                 permissions.sweep_free()  # the uids of workers whose runner did not give them back
-            _reap()
+            _reap(before)
             shutil.rmtree(self.scratch, ignore_errors=True)
 
 
-def _reap() -> None:
-    """Kill and reap whatever still descends from this subreaper once its runners are done (the runner zygotes
-    excepted): a student's process that outlived its runner was re-parented here (as root it is already killed, and
-    only its exit is collected)."""
-    import psutil
-
-    zygotes = {zygote.pid for zygote in ZYGOTES.values()}
-    with contextlib.suppress(psutil.Error):
-        for child in psutil.Process().children():
-            if child.pid in zygotes:
-                continue
+def _reap(keep: set[int]) -> None:
+    """Kill and reap every child of this subreaper but ``keep`` and the runner zygotes, until none is left: a
+    student's process that outlived its runner, or a worker whose runner was killed, is re-parented here a moment
+    after its parent dies (as root it is already killed, and only its exit is collected). Left unreaped, it would
+    pass on as a zombie to whichever subreaper outlives this process."""
+    deadline = time.monotonic() + STOP_GRACE_SECONDS
+    while time.monotonic() < deadline:
+        spared = keep | {zygote.pid for zygote in ZYGOTES.values()}
+        with contextlib.suppress(psutil.Error):
+            children = [child for child in psutil.Process().children() if child.pid not in spared]
+        if not children:
+            return
+        for child in children:
             with contextlib.suppress(psutil.Error):
                 for process in [*child.children(recursive=True), child]:
                     process.kill()
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(child.pid, os.WNOHANG)
+        time.sleep(0.02)
+
+
+def close_zygotes() -> None:
+    """Stop the runner zygotes and reap what they leave (at exit, so that none outlives the batch's process)."""
     for zygote in ZYGOTES.values():
-        zygote.process.poll()
-    with contextlib.suppress(ChildProcessError):
-        while os.waitpid(-1, os.WNOHANG)[0] > 0:
-            pass
+        with contextlib.suppress(OSError):
+            zygote.process.kill()
+        zygote.process.wait()
+        zygote.close()
+    ZYGOTES.clear()
+    _reap(set())
 
 
 def grade_job(job: Job, out_dir: Path, *, public_only: bool = False, oracle: str = "auto",

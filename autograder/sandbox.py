@@ -229,6 +229,7 @@ class Sandbox:
         """Start and confine the worker; ``SandboxError`` when that fails (``answer`` holds the worker's handshake)."""
         if self.isolation.problem:
             raise SandboxError(self.isolation.problem)
+        become_subreaper()  # a worker in a PID namespace outlives its parent outside it, and is re-parented here
         self.private = Path(tempfile.mkdtemp(prefix="autograder-worker-"))
         (self.private / "tmp").mkdir()
         (self.private / "rootfs").mkdir()
@@ -360,6 +361,8 @@ class Sandbox:
             os.killpg(self.process.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=10)
+        if self.worker_pid is not None:
+            _reap_adopted(self.worker_pid)
         LIVE.discard(self.process.pid)
         if self.lease is not None:
             self.lease.kill_all()
@@ -405,6 +408,15 @@ def _user_task_count() -> int:
             if process.info["uids"].real == uid:
                 count += process.info["num_threads"]
     return count
+
+
+def _reap_adopted(pid: int, seconds: float = 5.0) -> None:
+    """Collect the exit of a killed worker in a PID namespace: its parent outside exits first, and it is re-parented
+    to this subreaper; left unreaped it would pass on as a zombie to whichever subreaper outlives this process."""
+    deadline = time.monotonic() + seconds
+    with contextlib.suppress(ChildProcessError):
+        while os.waitpid(pid, os.WNOHANG)[0] == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
 
 
 def _kill_orphans() -> None:

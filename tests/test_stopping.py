@@ -5,6 +5,7 @@ of a grading still leaves every collected test in its results, the maximum uncha
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -28,19 +29,29 @@ def causal_mask(T, device=None):
 """
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _adopting():
+    """This process adopts what the commands it starts leave behind (as a service manager or a CI runner may), so a
+    process of theirs that outlives them shows here, a zombie included."""
+    from autograder.sandbox import become_subreaper
+
+    become_subreaper()
+
+
 def _grading_processes() -> list[psutil.Process]:
-    """Runners, zygotes and workers (a forked one keeps its zygote's command line), and any sandbox uid's process;
-    not this process's own runner zygotes (a batch graded here keeps them for the next)."""
+    """Runners, zygotes and workers (a forked one keeps its zygote's command line), any sandbox uid's process, and
+    any zombie left to this process; not this process's own runner zygotes (a batch graded here keeps them)."""
     from autograder import batch
     from autograder.permissions import UID_POOL
 
     ours = {zygote.pid for zygote in batch.ZYGOTES.values()}
     found = []
-    for process in psutil.process_iter(["cmdline", "uids"]):
+    for process in psutil.process_iter(["cmdline", "uids", "ppid", "status"]):
         command = " ".join(process.info["cmdline"] or [])
         uid = process.info["uids"].real if process.info["uids"] else None
+        adopted = process.info["ppid"] == os.getpid() and process.info["status"] == psutil.STATUS_ZOMBIE
         if process.pid not in ours and (any(f"autograder.{n}" in command for n in ("runner", "worker"))
-                                        or uid in UID_POOL):
+                                        or uid in UID_POOL or adopted):
             found.append(process)
     return found
 

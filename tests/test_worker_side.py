@@ -7,7 +7,7 @@ import ast
 from conftest import REPO
 
 PACKAGE = REPO / "autograder"
-SHARED = {"autograder.protocol", "autograder.calls", "autograder.notebook_cells"}
+SHARED = {"autograder.protocol", "autograder.calls", "autograder.notebook_cells", "autograder.forking"}
 
 
 def _imports(path) -> set[str]:
@@ -31,6 +31,11 @@ def test_trusted_code_never_imports_the_student_side():
 def test_the_student_side_imports_only_what_both_sides_share():
     for path in (PACKAGE / "worker").glob("*.py"):
         assert {n for n in _imports(path) if not n.startswith("autograder.worker")} <= SHARED, path
+
+
+def test_what_both_sides_share_imports_nothing_else_of_the_grader():
+    for name in SHARED:
+        assert _imports(PACKAGE / f"{name.split('.')[1]}.py") <= SHARED, name
 
 
 def test_the_terms_secret_travels_in_the_job_not_in_an_environment(tmp_path, monkeypatch):
