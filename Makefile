@@ -26,7 +26,7 @@ demo: $(STAMP)
 test: $(STAMP) lint
 	$(BIN)/autograder build --check
 	$(BIN)/autograder validate --jobs $(JOBS)
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest tests --durations=15
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -16,6 +16,7 @@ descendant a student's double fork re-parented to it; the worker itself dies wit
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import functools
@@ -204,7 +205,19 @@ def warm_up() -> forking.Zygote | None:
     theirs.close()
     LIVE.add(pid)
     ZYGOTE = forking.Zygote(pid, ours)
+    atexit.register(close_zygote)
     return ZYGOTE
+
+
+def close_zygote() -> None:
+    """At exit: stop the worker zygote and collect its exit, rather than leave it to whichever subreaper adopts it."""
+    global ZYGOTE
+    if ZYGOTE is not None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(ZYGOTE.pid, signal.SIGKILL)
+        ZYGOTE.close()
+        LIVE.discard(ZYGOTE.pid)
+        ZYGOTE = None
 
 
 class Sandbox:

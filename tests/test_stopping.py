@@ -38,9 +38,14 @@ def _adopting():
     become_subreaper()
 
 
-def _grading_processes() -> list[psutil.Process]:
+def _zombies() -> set[int]:
+    return {child.pid for child in psutil.Process().children() if child.status() == psutil.STATUS_ZOMBIE}
+
+
+def _grading_processes(zombies_before: set[int]) -> list[psutil.Process]:
     """Runners, zygotes and workers (a forked one keeps its zygote's command line), any sandbox uid's process, and
-    any zombie left to this process; not this process's own runner zygotes (a batch graded here keeps them)."""
+    any zombie left to this process since ``zombies_before``; not this process's own runner zygotes (a batch graded
+    here keeps them)."""
     from autograder import batch
     from autograder.permissions import UID_POOL
 
@@ -49,7 +54,8 @@ def _grading_processes() -> list[psutil.Process]:
     for process in psutil.process_iter(["cmdline", "uids", "ppid", "status"]):
         command = " ".join(process.info["cmdline"] or [])
         uid = process.info["uids"].real if process.info["uids"] else None
-        adopted = process.info["ppid"] == os.getpid() and process.info["status"] == psutil.STATUS_ZOMBIE
+        adopted = (process.info["ppid"] == os.getpid() and process.info["status"] == psutil.STATUS_ZOMBIE
+                   and process.pid not in zombies_before)
         if process.pid not in ours and (any(f"autograder.{n}" in command for n in ("runner", "worker"))
                                         or uid in UID_POOL or adopted):
             found.append(process)
@@ -76,6 +82,7 @@ def _grading_started(out: Path) -> bool:
 
 def _stop_while_grading(arguments: list[str], out: Path) -> tuple[int, float]:
     """Run the CLI, SIGTERM it once a grading runs; (exit status, seconds until every grading process was gone)."""
+    zombies = _zombies()
     process = subprocess.Popen([sys.executable, "-c", CLI, *arguments], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
     assert _wait_for(lambda: _grading_started(out), 120)
@@ -83,7 +90,7 @@ def _stop_while_grading(arguments: list[str], out: Path) -> tuple[int, float]:
     stopped = time.monotonic()
     process.send_signal(signal.SIGTERM)
     code = process.wait(timeout=60)
-    assert _wait_for(lambda: not _grading_processes(), 20), [p.info for p in _grading_processes()]
+    assert _wait_for(lambda: not _grading_processes(zombies), 20), [p.info for p in _grading_processes(zombies)]
     return code, time.monotonic() - stopped
 
 
@@ -114,6 +121,7 @@ def test_a_killed_runner_leaves_every_test_listed(tmp_path):
 
     source = reference_with(tmp_path, "slow", SLOW)
     job = batch.discover([source], "masking")[0]
+    zombies = _zombies()
 
     def kill_the_runner():
         _wait_for(lambda: _grading_started(tmp_path / "out"), 120)
@@ -132,4 +140,4 @@ def test_a_killed_runner_leaves_every_test_listed(tmp_path):
     assert results.extra_data["status"].startswith("incomplete: the grading process failed")
     assert results.max_score == 55 and results.score < 55
     assert any(t.extra_data.get("pending") for t in results.tests)
-    assert _wait_for(lambda: not _grading_processes(), 20), "the worker outlived its runner"
+    assert _wait_for(lambda: not _grading_processes(zombies), 20), "the worker outlived its runner"

@@ -34,7 +34,7 @@ SAME_RESULTS = textwrap.dedent("""
         if mode == "warm":
             assert sandbox.warm_up() is not None, "this process should be able to fork a zygote"
         else:
-            sandbox.ZYGOTE = None
+            sandbox.close_zygote()  # workers start cold from here on
         student = Student(folder, [{"name": "heavy"}], Limits(threads=2), Isolation.detect())
         answers[mode] = student.heavy.run()
         answers[mode + " forked"] = type(student._sandbox.process).__name__ == "Forked"
