@@ -1,8 +1,10 @@
 """Assertions for graded tests, with failure messages written for students.
 
 ``assert_close(got, expected)`` compares at a tolerance chosen from the expected dtype and, on a
-mismatch, says where (shape, first bad index, max error, NaN/inf) and, when ``expected`` is an
-``Expected`` from the oracle, which known mistake the output matches. Every check runs in the
+mismatch, says where (shape, first bad index, max error, NaN/inf). When ``expected`` is an ``Expected``
+from the oracle, a failed comparison also notes which known mistakes the output matches; the test names one
+(``named_mistake``) only when every comparison it failed matched it, so that a mistake is never named from one
+coincidence while another check points elsewhere. Every check runs in the
 trusted parent on values decoded from the worker, so nothing a submission does to torch or
 numpy inside its own process can change the outcome.
 """
@@ -54,16 +56,31 @@ def assert_tensor(value: Any, what: str, *, shape: tuple | None = None, dtype: t
         raise AssertionError(f"{what}: dtype {value.dtype}, expected {dtype}{hint}.")
 
 
+_FAILED: list[list[str]] = []  # per failed comparison of the current test: the known mistakes it matched
+
+
+def start_test() -> None:
+    """Forget the failed comparisons of the previous test."""
+    _FAILED.clear()
+
+
+def named_mistake() -> str | None:
+    """The known mistake that every failed comparison of this test matched (the first of them), if any."""
+    if not _FAILED:
+        return None
+    common = [d for d in _FAILED[0] if all(d in matched for matched in _FAILED[1:])]
+    return common[0] if common else None
+
+
 def assert_close(got: Any, expected: Any, what: str = "the output", *, rtol: float | None = None,
                  atol: float | None = None) -> None:
     """Compare ``got`` with ``expected`` (a value or an ``Expected``), recursing into tuples and lists."""
     wanted = expected.value if isinstance(expected, Expected) else expected
     try:
         _compare(got, wanted, what, rtol, atol)
-    except AssertionError as exc:
-        hint = _fingerprint(got, expected, rtol, atol) if isinstance(expected, Expected) else None
-        if hint:
-            raise AssertionError(f"{exc}\nThis looks like a known mistake: {hint}") from None
+    except AssertionError:
+        if isinstance(expected, Expected):
+            _FAILED.append(_matching(got, expected, rtol, atol))
         raise
 
 
@@ -135,17 +152,16 @@ def _unravel(flat: int, shape) -> tuple[int, ...]:
     return tuple(int(i) for i in np.unravel_index(flat, tuple(shape))) if len(shape) else ()
 
 
-def _fingerprint(got: Any, expected: Expected, rtol, atol) -> str | None:
-    """The description of the first known mistake whose output matches ``got``."""
+def _matching(got: Any, expected: Expected, rtol, atol) -> list[str]:
+    """The descriptions of the known mistakes whose output matches ``got``, in their order."""
+    found = []
     for description, value in expected.variants():
         try:
             _compare(got, value, "", rtol, atol)
-        except AssertionError:
-            continue
         except Exception:  # noqa: BLE001 - a variant that cannot be compared matches nothing
             continue
-        return description
-    return None
+        found.append(description)
+    return found
 
 
 def assert_rows_sum_to_one(weights: torch.Tensor, keep_rows: torch.Tensor | None = None,

@@ -8,8 +8,12 @@ seeded (and restored afterwards): a mutant may draw random numbers the test does
 left on, sampling instead of argmax), and its recorded fingerprint must still be the same on every build.
 
 Students have no reference. For the public tests, ``autograder build`` records every oracle
-answer (reference and mutant values) into ``public/expected.zip`` (JSON plus ``.npy``, no pickle),
-keyed by test id and call order; ``autograder check`` replays it. Hidden tests always run live, and so does
+answer (reference and mutant values) into ``public/expected.zip`` (JSON plus ``.npy``, no pickle);
+``autograder check`` replays it. A recorded value is keyed by what was asked, never by position: the test, where
+``fn`` is written (file name, line, the names and constants it uses) and what it closes over (scalars exactly,
+integer tensors by value, float tensors by dtype and shape, since their last bits vary between CPUs), and only
+among identical questions by their order. So a student's function that raises before its check asks the oracle
+cannot shift the values every later check of the test is compared with. Hidden tests always run live, and so does
 a public test whose recording is stale: live grading replays the recording only when its fingerprint (of the
 sources its values come from, ``Assignment.recording_fingerprint``) is the current one, which saves
 recomputing the reference's and every mutant's values for every submission.
@@ -17,18 +21,23 @@ recomputing the reference's and every mutant's values for every submission.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import time
+import types
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy
 import torch
 
 from autograder import protocol
 
 Variants = list[tuple[str, Any]]
+VERSION = 2  # of the recording's keys: a recording of another version is never replayed
 
 
 class Expected:
@@ -85,15 +94,16 @@ class Oracle:
         readable = store is not None and store.is_file()
         if mode == "replay" and readable or mode == "live" and readable and store_fingerprint(store) == fingerprint:
             self.recorded = read_store(store)
-        self._test, self._count = "", 0
+        self._test, self._asked = "", {}
         self.seconds = 0.0  # spent computing expected values (the reference's, and mutants' for feedback)
 
     def start_test(self, test_id: str) -> None:
-        self._test, self._count = test_id, 0
+        self._test, self._asked = test_id, {}
 
     def __call__(self, fn: Callable[[Any], Any]) -> Expected:
-        self._count += 1
-        key = f"{self._test}#{self._count}"
+        question = question_of(fn)
+        self._asked[question] = self._asked.get(question, 0) + 1
+        key = f"{self._test}#{question}#{self._asked[question]}"
         if key in self.recorded:
             value, variants = self.recorded[key]
             return Expected(value, variants)
@@ -126,6 +136,57 @@ class Oracle:
             write_store(self.store, self.recorded, self.fingerprint)
 
 
+def question_of(fn: Callable[[Any], Any]) -> str:
+    """A short digest of what ``fn`` asks (see the module docstring); the same on every CPU and Python version."""
+    text = json.dumps(_describe(fn, 4), sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _describe(value: Any, depth: int) -> Any:
+    """A JSON-able description of ``value`` for ``question_of`` (``depth`` bounds nested functions and containers)."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return f"{value:.9g}"
+    if depth == 0:
+        return type(value).__qualname__
+    if isinstance(value, torch.Tensor):
+        exact = not (value.is_floating_point() or value.is_complex()) and value.numel() <= 64
+        return ["tensor", str(value.dtype), list(value.shape), value.tolist() if exact else None]
+    if isinstance(value, functools.partial):
+        return ["partial", _describe(value.func, depth - 1), _describe(value.args, depth - 1),
+                _describe(value.keywords, depth - 1)]
+    if isinstance(value, types.MethodType):
+        return ["method", _describe(value.__func__, depth - 1), type(value.__self__).__qualname__]
+    if isinstance(value, types.FunctionType):
+        cells = [cell.cell_contents for cell in value.__closure__ or () if _filled(cell)]
+        return ["function", _code(value.__code__), _describe(value.__defaults__ or (), depth - 1),
+                _describe(value.__kwdefaults__ or {}, depth - 1), _describe(cells, depth - 1)]
+    if isinstance(value, list | tuple):
+        return [_describe(item, depth - 1) for item in value]
+    if isinstance(value, dict):
+        return {str(key): _describe(item, depth - 1) for key, item in value.items()}
+    if isinstance(value, types.ModuleType):
+        return value.__name__
+    if isinstance(value, numpy.ndarray):
+        return ["ndarray", str(value.dtype), list(value.shape)]
+    return type(value).__qualname__  # never asked anything: it may be a proxy to a student's process
+
+
+def _code(code: types.CodeType) -> list:
+    """Where a function is written and what it uses (no bytecode: it differs between Python versions)."""
+    constants = [_code(c) if isinstance(c, types.CodeType) else _describe(c, 1) for c in code.co_consts]
+    return [Path(code.co_filename).name, code.co_firstlineno, code.co_name, list(code.co_names), constants]
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises
+    except ValueError:
+        return False
+    return True
+
+
 def _seeded(fn: Callable[[Any], Any], implementation) -> Any:
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
@@ -135,7 +196,7 @@ def _seeded(fn: Callable[[Any], Any], implementation) -> Any:
 def write_store(path: Path, entries: dict[str, tuple[Any, Variants]], fingerprint: str = "") -> None:
     """Write recorded values as a zip of ``manifest.json`` and ``.npy`` blobs, byte-for-byte reproducible."""
     blobs: list[bytes] = []
-    manifest = {"version": 1, "fingerprint": fingerprint, "entries": {}}
+    manifest = {"version": VERSION, "fingerprint": fingerprint, "entries": {}}
     for key in sorted(entries):
         value, variants = entries[key]
         manifest["entries"][key] = {
@@ -168,9 +229,10 @@ def _shared_blobs(manifest: dict, blobs: list[bytes]) -> tuple[dict, list[bytes]
 
 
 def store_fingerprint(path: Path) -> str:
-    """The fingerprint a recording was stamped with ("" when none)."""
+    """The fingerprint a recording was stamped with ("" when none, or when its keys are of another version)."""
     with zipfile.ZipFile(path) as archive:
-        return str(json.loads(archive.read("manifest.json")).get("fingerprint", ""))
+        manifest = json.loads(archive.read("manifest.json"))
+    return str(manifest.get("fingerprint", "")) if manifest.get("version") == VERSION else ""
 
 
 def read_store(path: Path) -> dict[str, tuple[Any, Variants]]:

@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from autograder import checks
 from autograder.assignment import Assignment
 from autograder.grading import Parts, derive_seed
 from autograder.oracle import Oracle
@@ -189,6 +190,7 @@ class GradingPlugin:
         marker = item.get_closest_marker("graded")
         timeout = marker.kwargs.get("timeout") or self.session.assignment.timeout
         self.session.oracle.start_test(_test_id(item))
+        checks.start_test()
         student = self.session.student
         student.deadline = time.monotonic() + timeout
         student.time_limit = timeout
@@ -238,6 +240,9 @@ class GradingPlugin:
             messages += parts.notes if parts is not None else []
             if call.excinfo is not None:
                 messages.append(self._explain(item, call.excinfo))
+            mistake = checks.named_mistake()
+            if mistake:
+                messages.append(f"This looks like a known mistake: {mistake}")
             printed = self.session.student.output_since(getattr(item, "ag_output_mark", (0, 0)))
             if printed.strip():
                 messages.append(f"Your code printed:\n```\n{printed.rstrip()}\n```")

@@ -173,6 +173,10 @@ def test_failed_measurements_say_which_mistake_they_point_to(reference):
     keys = common.general_keys(5, 6, 3)
     with pytest.raises(AssertionError, match="Your query points along key j"):
         properties.check_copy(wrong(copy_query=lambda k, j: 20.0 * k[j]), keys, common.dominated_key(keys), "")
+    orthonormal = common.orthonormal(6, 6, 2)  # a lead of log 99 forgets that 5 other keys share the rest
+    with pytest.raises(AssertionError, match=r"not by enough: its score leads every other by 4.60.*= 6.2") as failed:
+        properties.check_copy(wrong(copy_query=lambda k, j: torch.log(torch.tensor(99.0)) * k[j]), orthonormal, 0, "")
+    assert "longer" not in str(failed.value)
     with pytest.raises(AssertionError, match="the scores of a and b must be larger"):
         properties.check_average(wrong(average_query=lambda k, a, b: k[a] + k[b]), common.orthonormal(6, 6, 1), 0,
                                  1, 1, "")

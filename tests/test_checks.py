@@ -3,6 +3,7 @@
 import pytest
 import torch
 
+from autograder import checks
 from autograder.checks import assert_close, assert_rows_sum_to_one, assert_tensor
 from autograder.oracle import Expected, Oracle, read_store, write_store
 
@@ -43,12 +44,25 @@ def test_tensor_subclass_is_named():
     assert "tensor subclass" in message(lambda: assert_tensor(value, "x"))
 
 
-def test_fingerprint_names_the_matching_mistake_only():
-    expected = Expected(torch.ones(3), [("no scaling", torch.full((3,), 2.0)), ("wrong axis", torch.zeros(3))])
-    assert "known mistake: wrong axis" in message(lambda: assert_close(torch.zeros(3), expected))
-    assert "known mistake" not in message(lambda: assert_close(torch.full((3,), 7.0), expected))
+def _named(*comparisons) -> str | None:
+    """The mistake a test that made these failing comparisons (``(got, expected)``) names."""
+    checks.start_test()
+    for got, expected in comparisons:
+        message(lambda got=got, expected=expected: assert_close(got, expected))
+    return checks.named_mistake()
+
+
+def test_a_mistake_is_named_only_when_every_failed_comparison_matches_it():
+    expected = Expected(torch.ones(3), [("no scaling", torch.full((3,), 2.0)), ("wrong axis", torch.zeros(3)),
+                                        ("zeroed", torch.zeros(3))])
+    assert _named((torch.zeros(3), expected)) == "wrong axis"  # the first of those that match
+    assert _named((torch.full((3,), 7.0), expected)) is None
     tupled = Expected((torch.ones(1), torch.ones(2)), [("swap", (torch.zeros(1), torch.zeros(2)))])
-    assert "known mistake: swap" in message(lambda: assert_close(torch.zeros(2), tupled[1]))
+    assert _named((torch.zeros(2), tupled[1])) == "swap"
+    other = Expected(torch.ones(2), [("zeroed", torch.zeros(2)), ("no scaling", torch.full((2,), 2.0))])
+    assert _named((torch.zeros(3), expected), (torch.zeros(2), other)) == "zeroed"  # the one both agree on
+    assert _named((torch.zeros(3), expected), (torch.full((2,), 2.0), other)) is None  # they point apart
+    assert _named((torch.zeros(3), expected), (torch.full((2,), 5.0), other)) is None  # one matches nothing
 
 
 def test_rows_sum_to_one():
@@ -61,17 +75,25 @@ def test_rows_sum_to_one():
 def test_store_roundtrip_and_replay(tmp_path):
     reference = type("Impl", (), {"f": staticmethod(lambda x: x * 2)})
     recorder = Oracle("record", reference, store=tmp_path / "expected.zip")
+    x = torch.arange(3)
+
+    def asked(impl):
+        return impl.f(x)
+
     recorder.start_test("public/test_a.py::test_x")
-    recorder(lambda impl: impl.f(torch.arange(3)))
+    recorder(asked)
     recorder.save()
     first = (tmp_path / "expected.zip").read_bytes()
     write_store(tmp_path / "again.zip", read_store(tmp_path / "expected.zip"))
     assert (tmp_path / "again.zip").read_bytes() == first, "recordings must be byte-for-byte reproducible"
     replay = Oracle("replay", store=tmp_path / "expected.zip")
     replay.start_test("public/test_a.py::test_x")
-    assert torch.equal(replay(lambda impl: 1 / 0).value, torch.tensor([0, 2, 4]))
     with pytest.raises(AssertionError, match="missing"):
-        replay(lambda impl: None)
+        replay(lambda impl: impl.f(x))  # another question (written elsewhere) is never answered with this one's value
+    assert torch.equal(replay(asked).value, torch.tensor([0, 2, 4]))
+    x = torch.arange(4)  # the same function asking about another input
+    with pytest.raises(AssertionError, match="missing"):
+        replay(asked)
 
 
 def test_a_part_that_the_grader_cannot_check_fails_and_says_so():

@@ -162,7 +162,8 @@ class CausalSelfAttention(nn.Module):
         Args:
             x: (B, T, D) inputs.
             lengths: optional (B,) real lengths of right-padded sequences; keys at padded positions
-                are masked. Outputs at padded positions are computed but meaningless.
+                are masked. Outputs at padded positions are unspecified (computed, zeroed, anything):
+                nothing may read them.
         Returns:
             (B, T, D) outputs: proj(merged heads), after residual dropout.
         """

@@ -4,8 +4,9 @@ Conventions (the grader relies on them):
 - Tokens: a batch of B examples counts B * block_size tokens (every position of every example, pads
   too, as CS224N's trainer counts them), however much of it the batch keeps after cropping.
 - Schedule (``learning_rate``): linear warm-up from 0 over warmup_tokens, then a cosine from the full
-  rate down to 10 % of it at final_tokens, and 10 % after that; the constant full rate when lr_decay
-  is False. The rate of a step is that of the tokens counted so far, this batch included.
+  rate that would reach 0 at final_tokens, floored at 10 % of the full rate (the floor is reached about
+  80 % of the way, and holds from there on); the constant full rate when lr_decay is False. The rate of
+  a step is that of the tokens counted so far, this batch included.
 - Weight decay applies to matrices (parameters with 2 or more dimensions) only, never to biases
   and LayerNorm gains.
 - bf16 autocast (on CUDA by default) wraps the forward pass and the loss only; backward, clipping
@@ -103,7 +104,7 @@ def learning_rate(tokens: float, config: TrainerConfig) -> float:
     Returns:
         config.learning_rate * multiplier, where the multiplier is tokens / warmup_tokens during the
         warm-up, then max(0.1, 0.5 * (1 + cos(pi * progress))) with progress = (tokens - warmup_tokens)
-        / (final_tokens - warmup_tokens) capped at 1 (so the rate stays at 10 % after final_tokens);
+        / (final_tokens - warmup_tokens) capped at 1 (the floor of 0.1 is met at progress 0.795);
         1 when config.lr_decay is False.
     """
     # BEGIN SOLUTION no decay: the full rate; warm-up: a linear ramp from 0; after it: the cosine with its 0.1 floor (cap progress at 1)

@@ -265,7 +265,8 @@ class RotaryCausalSelfAttention(CausalSelfAttention):
 
         Args:
             x: (B, T, D) inputs, T <= max_positions.
-            lengths: optional (B,) real lengths of right-padded sequences (as in CausalSelfAttention).
+            lengths: optional (B,) real lengths of right-padded sequences (as in CausalSelfAttention: outputs
+                at padded positions are unspecified).
         Returns:
             (B, T, D) outputs.
         """

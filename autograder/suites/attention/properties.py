@@ -33,12 +33,18 @@ def check_copy(attention, keys: torch.Tensor, j: int, label: str) -> None:
         return
     message = (f"{label}: your query puts weight {float(weights[j]):.4f} on key {j} (at least {COPY_WEIGHT} needed); "
                f"the largest weight, {float(weights.max()):.4f}, is on key {int(weights.argmax())}.")
-    if torch.nn.functional.cosine_similarity(q, keys[j], dim=0) > 0.999:
+    scores = keys @ q
+    lead = float(scores[j] - torch.cat([scores[:j], scores[j + 1:]]).max())
+    along = torch.nn.functional.cosine_similarity(q, keys[j], dim=0) > 0.999
+    if lead <= 0 and along:
         message += (" Your query points along key j (q = beta k_j): that copies orthonormal keys, but here another "
-                    "key is longer in the same direction and so scores higher against k_j than k_j itself. Choose the "
-                    "scores you want and solve keys @ q = scores instead.")
-    elif int(weights.argmax()) == j:
-        message += " Key j does win, but not by enough: make the gap between its score and the others' larger."
+                    "key is longer in the same direction and so scores at least as high against k_j as k_j itself. "
+                    "Choose the scores you want and solve keys @ q = scores instead.")
+    elif lead > 0:
+        needed = float(torch.log(torch.tensor(COPY_WEIGHT / (1 - COPY_WEIGHT) * (len(keys) - 1))))
+        message += (f" Key j does win, but not by enough: its score leads every other by {lead:.2f}, and since the "
+                    f"other {len(keys) - 1} keys share the rest of the weight, the lead must be at least "
+                    f"log({COPY_WEIGHT / (1 - COPY_WEIGHT):.0f} (n - 1)) = {needed:.2f}: scale your query up.")
     raise AssertionError(message)
 
 

@@ -33,6 +33,22 @@ def qkv(batch: tuple[int, ...], t_q: int, t_k: int, d_k: int, d_v: int, seed: in
     return q.to(dtype), k.to(dtype), v.to(dtype)
 
 
+def sdpa_draw(seed: int, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Random (q, k, v, mask) for scaled_dot_product_attention, (b, h, t_q, .) with b, h, t_q in 1..6, 3 to 6 keys
+    and widths d_k, d_v of 2 to 16. The first query keeps the first two keys and not the last, so that every draw
+    tells a wrong scale, a wrong axis or a mask applied late from the right answer (one key, d_k = 1 or a mask
+    that keeps everything would not)."""
+    g = generator(seed + 10)
+    b, h, t_q = (int(n) for n in torch.randint(1, 7, (3,), generator=g))
+    t_k = int(torch.randint(3, 7, (1,), generator=g))
+    d_k, d_v = (int(n) for n in torch.randint(2, 17, (2,), generator=g))
+    q, k, v = qkv((b, h), t_q, t_k, d_k, d_v, seed, dtype)
+    mask = key_mask((b, 1, t_q, t_k), seed, keep=0.6)
+    mask[..., 0, :2] = True
+    mask[..., 0, -1] = False
+    return q, k, v, mask
+
+
 def attention_state(d_model: int, seed: int, dtype: torch.dtype = torch.float32) -> dict[str, torch.Tensor]:
     """Weights for CausalSelfAttention: ``{query,key,value,proj}.weight`` (D, D) and ``.bias`` (D,)."""
     g = generator(seed)
@@ -47,6 +63,15 @@ def attention_state(d_model: int, seed: int, dtype: torch.dtype = torch.float32)
 def inputs(batch: int, T: int, d_model: int, seed: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """Token representations (batch, T, d_model)."""
     return torch.randn(batch, T, d_model, generator=generator(seed + 7), dtype=torch.float64).to(dtype)
+
+
+def at_real_positions(value: torch.Tensor, lengths: torch.Tensor | None) -> torch.Tensor:
+    """The rows of a (B, T, ...) output at real positions ((N, ...), N the sum of lengths), or all of it without
+    ``lengths``: outputs at padded positions are unspecified, so no test compares them. (With right padding and a
+    causal mask no real position ever sees a pad, so ignoring ``lengths`` changes no output that means anything.)"""
+    if lengths is None:
+        return value
+    return value[torch.arange(value.shape[1])[None, :] < lengths[:, None]]
 
 
 def attention(impl, d_model: int, n_head: int, state: dict, *, dropout: float = 0.0, train: bool = False):

@@ -1,4 +1,5 @@
-"""Weight decay applies to every parameter, biases and LayerNorm gains included (one AdamW group)."""
+"""Weight decay applies to parameters that must not decay: the LayerNorm gains (and perhaps the biases). Only the
+matrices (2 or more dimensions) belong in the decayed group."""
 # target: trainer.py
 
 

@@ -15,7 +15,7 @@ from autograder.suites.lm.common import Shape
 # A small model and large batches: the per-call cost of a Python loop over the batch shows plainly (on a CPU a
 # loop over the rows of a larger model costs little more than the batched matrix products).
 SHAPE = Shape(vocab_size=32, block_size=32, n_layer=1, n_head=2, n_embd=16)
-BATCH = 64
+BATCH = 256
 PROMPTS, PROMPT_LENGTH, NEW_TOKENS = 32, 8, 8
 MAX_TIME_RATIO, MAX_MEMORY_RATIO = 5, 4
 ROUNDS = 5  # every mutant is graded with this test too: keep it cheap

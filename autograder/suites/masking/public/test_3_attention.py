@@ -25,6 +25,17 @@ def test_sdpa_matches_reference(masking, oracle, parts):
             assert_tensor(got[0], "the output", shape=(*batch, t_q, d_v))
             assert_close(got[1], expected[1], "the weights")
             assert_close(got[0], expected[0], "the output")
+    q, k, v = common.qkv((2,), 6, 6, 8, 8, seed=13)
+    with parts("with dropout: the weights returned are those before it, and it applies to the weights that multiply v"):
+        got = masking.scaled_dot_product_attention(q, k, v, None, masking.torch.nn.Dropout(0.5))
+        expected = oracle(lambda impl: impl.masking.scaled_dot_product_attention(q, k, v, None))
+        assert isinstance(got, tuple) and len(got) == 2, "return a tuple (output, weights)"
+        assert_close(got[1], expected[1], "the weights returned with dropout=Dropout(0.5) (the weights before "
+                     "dropout, so that they can be inspected)")
+        assert_tensor(got[0], "the output", shape=(2, 6, 8))
+        assert not torch.allclose(got[0], expected.value[0]), (
+            "with dropout=Dropout(0.5) in training mode the output equals the output without dropout: apply the "
+            "dropout to the weights before they multiply v")
 
 
 @graded(points=1, covers=["scaled_dot_product_attention"])

@@ -1,0 +1,53 @@
+"""Replayed expectations (``autograder check``) give the verdicts live grading gives: a recorded value is looked up
+by what a check asks, so a function a student has not written yet cannot shift the values later checks compare
+with."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+import torch
+
+from autograder import assignment as assignments
+from autograder import batch
+from autograder.oracle import question_of
+
+UNWRITTEN = "\n\ndef {name}(*args, **kwargs):\n    raise NotImplementedError('{name}')\n"
+
+
+def test_a_question_is_what_is_asked_not_when():
+    x = torch.randn(2, 5, 12)
+    lengths = [torch.tensor([3, 5, 1]), torch.tensor([0, 4])]
+    split, merge = (lambda impl: impl.masking.split_heads(x, 3)), (lambda impl: impl.masking.merge_heads(x))
+    asked = [question_of(lambda impl, lengths=n: impl.masking.combined_mask(lengths, 5)) for n in lengths]
+    assert question_of(split) != question_of(merge) and asked[0] != asked[1]
+    assert question_of(split) == question_of(split)
+    again = torch.randn(2, 5, 12)  # another float input of the same shape: told apart by order, not by its bits
+    assert question_of(lambda impl: impl.masking.merge_heads(again)) != question_of(merge)  # another line
+
+
+def _with_unwritten(tmp_path, name: str, module: str, function: str):
+    """The reference of ``name`` with ``function`` of ``module``.py raising NotImplementedError."""
+    assignment = assignments.load(name)
+    folder = tmp_path / f"{name}-without-{function}"
+    folder.mkdir()
+    for file in assignment.files:
+        shutil.copy(assignment.solution_dir / file, folder / file)
+        if file == f"{module}.py":
+            (folder / file).write_text((folder / file).read_text() + UNWRITTEN.format(name=function))
+    return batch.discover([folder], name)[0]
+
+
+@pytest.mark.parametrize("name, module, function", [
+    ("masking", "masking", "split_heads"),  # merge_heads' check, after it in the same test, must still pass
+    ("positions", "masking", "combined_mask"),  # the carried checks after it, masked_softmax's among them
+])
+def test_replay_agrees_with_live_grading_when_a_function_is_missing(tmp_path, name, module, function):
+    job = _with_unwritten(tmp_path, name, module, function)
+    verdicts = {}
+    for oracle in ("live", "replay"):
+        [results] = batch.grade_all([job], tmp_path / oracle, public_only=True, oracle=oracle, progress=False)
+        verdicts[oracle] = {t.number: (t.score, t.output) for t in results.tests}
+    assert verdicts["replay"] == verdicts["live"]
+    assert any(score for score, _ in verdicts["replay"].values())
