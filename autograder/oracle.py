@@ -90,10 +90,11 @@ class Oracle:
             raise ValueError(f"unknown oracle mode {mode!r}")
         self.mode, self.reference, self.mutants, self.store = mode, reference, list(mutants), store
         self.fingerprint = fingerprint
-        self.recorded: dict[str, tuple[Any, Variants]] = {}
+        self.recorded: dict[str, tuple[Any, Variants]] = {}  # what this run records
+        self._entries, self._blobs = {}, []  # what it replays, decoded when asked for
         readable = store is not None and store.is_file()
         if mode == "replay" and readable or mode == "live" and readable and store_fingerprint(store) == fingerprint:
-            self.recorded = read_store(store)
+            self._entries, self._blobs = load_store(store)
         self._test, self._asked = "", {}
         self.seconds = 0.0  # spent computing expected values (the reference's, and mutants' for feedback)
 
@@ -104,9 +105,10 @@ class Oracle:
         question = question_of(fn)
         self._asked[question] = self._asked.get(question, 0) + 1
         key = f"{self._test}#{question}#{self._asked[question]}"
-        if key in self.recorded:
-            value, variants = self.recorded[key]
-            return Expected(value, variants)
+        if key in self._entries:
+            entry, blobs = self._entries[key], self._blobs
+            return Expected(protocol.decode(entry["value"], blobs),  # the mistakes' values only once a check fails
+                            lambda: [(d, protocol.decode(v, blobs)) for d, v in entry["variants"]])
         if self.mode == "replay":
             raise AssertionError("the expected values for this check are missing from the assignment's "
                                  "public/expected.zip: ask the course staff to rebuild the assignment")
@@ -235,13 +237,19 @@ def store_fingerprint(path: Path) -> str:
     return str(manifest.get("fingerprint", "")) if manifest.get("version") == VERSION else ""
 
 
-def read_store(path: Path) -> dict[str, tuple[Any, Variants]]:
+def load_store(path: Path) -> tuple[dict[str, dict], list[bytes]]:
+    """A recording's undecoded entries (by key) and the blobs they point into."""
     with zipfile.ZipFile(path) as archive:
         manifest = json.loads(archive.read("manifest.json"))
         count = sum(1 for n in archive.namelist() if n.startswith("blobs/"))
         blobs = [archive.read(f"blobs/{i}.npy") for i in range(count)]
+    return manifest["entries"], blobs
+
+
+def read_store(path: Path) -> dict[str, tuple[Any, Variants]]:
+    entries, blobs = load_store(path)
     return {
         key: (protocol.decode(entry["value"], blobs),
               [(d, protocol.decode(v, blobs)) for d, v in entry["variants"]])
-        for key, entry in manifest["entries"].items()
+        for key, entry in entries.items()
     }

@@ -76,9 +76,14 @@ class Results:
 
     def write(self, out_dir: Path) -> None:
         """Write ``results.json`` and ``feedback.md`` into ``out_dir`` atomically."""
+        self.write_json(out_dir)
+        atomic_write(out_dir / "feedback.md", self.feedback())
+
+    def write_json(self, out_dir: Path) -> None:
+        """Write ``results.json`` alone (what a grading writes after every test, so that a grading that dies leaves
+        what it finished; ``feedback.md`` is written from it at the end, by the runner or the batch)."""
         out_dir.mkdir(parents=True, exist_ok=True)
         atomic_write(out_dir / "results.json", json.dumps(self.to_gradescope(), indent=2))
-        atomic_write(out_dir / "feedback.md", self.feedback())
 
     def feedback(self) -> str:
         """A readable report: the total, load problems, then each test with what went wrong."""

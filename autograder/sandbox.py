@@ -19,15 +19,18 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ctypes
+import fcntl
 import functools
 import importlib
 import os
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -142,6 +145,7 @@ class OutputCapture:
         self.kept = bytearray()
         self.total = 0
         self._lock = threading.Lock()
+        self._fd = stream.fileno()
         self._thread = threading.Thread(target=self._drain, args=(stream,), daemon=True)
         self._thread.start()
 
@@ -159,8 +163,11 @@ class OutputCapture:
             return self.total
 
     def since(self, mark: int, limit: int = 2000) -> str:
-        """Text printed since ``mark``, at most ``limit`` characters, with a note when cut."""
-        self._thread.join(timeout=0.05)
+        """Text printed since ``mark``, at most ``limit`` characters, with a note when cut (once what is in the pipe
+        has been read, for at most 50 ms: a fixed wait cost every failed test that long)."""
+        deadline = time.monotonic() + 0.05
+        while self._thread.is_alive() and _unread(self._fd) and time.monotonic() < deadline:
+            time.sleep(0.001)
         with self._lock:
             text = bytes(self.kept[mark:]).decode("utf-8", "replace")
             total = self.total - mark
@@ -168,6 +175,14 @@ class OutputCapture:
             shown = text[:limit]
             return shown + f"\n[... output truncated: {total} bytes in all]"
         return text
+
+
+def _unread(fd: int) -> int:
+    """Bytes waiting in the pipe ``fd`` (0 once it is closed)."""
+    try:
+        return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+    except OSError:
+        return 0
 
 
 def become_subreaper() -> None:

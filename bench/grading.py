@@ -7,7 +7,9 @@ mode and ``--jobs``, without the retraining test. Prints submissions per minute,
 submission (the median of the reference's copies) the seconds per phase that the runner records
 (``extra_data.phases``: the process until grading began, staging, loading the reference, the tests, shutting down;
 within the tests: starting workers, waiting on the student's code, computing expected values, the runtime tests),
-with the fixed overhead's share of the grading: everything but the student's code and the expected values.
+with the fixed overhead's share of the grading: what a grading costs whatever its tests do (the process until
+grading began, staging, loading the reference, starting workers, shutting down), and the student's code's share.
+The rest is the tests' own work: the trusted side's checks, expected values, the runtime tests' timed calls.
 Not part of CI: a full run takes many minutes.
 """
 
@@ -28,7 +30,7 @@ from autograder import assignment as assignments
 from autograder import batch
 from autograder.sandbox import COLD_ENV
 
-WORK = ("student code", "expected values")
+FIXED = ("startup", "staging", "reference", "workers starting", "shutdown")
 
 
 def copies(name: str, count: int, folder: Path) -> list[batch.Job]:
@@ -57,9 +59,10 @@ def phases(collected: list) -> dict[str, float]:
     return {key: statistics.median(row[key] for row in rows) for key in rows[0]} if rows else {}
 
 
-def overhead(row: dict[str, float]) -> float:
+def shares(row: dict[str, float]) -> tuple[float, float]:
+    """The fixed overhead's and the student's code's shares of one grading."""
     total = sum(row[k] for k in ("startup", "staging", "reference", "tests", "shutdown"))
-    return (total - sum(row[k] for k in WORK)) / total
+    return sum(row[k] for k in FIXED) / total, row["student code"] / total
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,7 +85,9 @@ def main(argv: list[str] | None = None) -> int:
                       f"{rates[mode, workers]:.1f} per minute")
                 if row:
                     shown = ", ".join(f"{k} {v:.2f}" for k, v in row.items())
-                    print(f"  one reference grading (s): {shown}; fixed overhead {overhead(row):.0%}")
+                    fixed, student = shares(row)
+                    print(f"  one reference grading (s): {shown}; fixed overhead {fixed:.0%}, "
+                          f"student code {student:.0%}")
             if ("warm", workers) in rates and ("cold", workers) in rates:
                 print(f"--jobs {workers}: warm/cold {rates['warm', workers] / rates['cold', workers]:.2f}x")
     return 0
