@@ -47,7 +47,7 @@ from autograder import assignment as assignments
 from autograder import forking, permissions
 from autograder.assignment import SECRET_ENV
 from autograder.results import Results, TestResult, atomic_write, points
-from autograder.sandbox import COLD_ENV, Isolation, become_subreaper
+from autograder.sandbox import COLD_ENV, Isolation, become_subreaper, reap_children
 
 ZYGOTES: dict[tuple, forking.Zygote] = {}  # the runner zygotes, by (side by side, isolation mode)
 
@@ -329,29 +329,8 @@ class Runners:
                 signal.signal(number, handler)
             if (self.abnormal or self.stopping) and self.isolation.privileged:
                 permissions.sweep_free()  # the uids of workers whose runner did not give them back
-            _reap(before)
+            reap_children(before | {zygote.pid for zygote in ZYGOTES.values()}, STOP_GRACE_SECONDS)
             shutil.rmtree(self.scratch, ignore_errors=True)
-
-
-def _reap(keep: set[int]) -> None:
-    """Kill and reap every child of this subreaper but ``keep`` and the runner zygotes, until none is left: a
-    student's process that outlived its runner, or a worker whose runner was killed, is re-parented here a moment
-    after its parent dies (as root it is already killed, and only its exit is collected). Left unreaped, it would
-    pass on as a zombie to whichever subreaper outlives this process."""
-    deadline = time.monotonic() + STOP_GRACE_SECONDS
-    while time.monotonic() < deadline:
-        spared = keep | {zygote.pid for zygote in ZYGOTES.values()}
-        with contextlib.suppress(psutil.Error):
-            children = [child for child in psutil.Process().children() if child.pid not in spared]
-        if not children:
-            return
-        for child in children:
-            with contextlib.suppress(psutil.Error):
-                for process in [*child.children(recursive=True), child]:
-                    process.kill()
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(child.pid, os.WNOHANG)
-        time.sleep(0.02)
 
 
 def close_zygotes() -> None:
@@ -362,7 +341,7 @@ def close_zygotes() -> None:
         zygote.process.wait()
         zygote.close()
     ZYGOTES.clear()
-    _reap(set())
+    reap_children(set(), STOP_GRACE_SECONDS)
 
 
 def grade_job(job: Job, out_dir: Path, *, public_only: bool = False, oracle: str = "auto",

@@ -394,7 +394,7 @@ class Sandbox:
         LIVE.discard(self.process.pid)
         if self.lease is not None:
             self.lease.kill_all()
-        _kill_orphans()
+        reap_children(LIVE)  # a student's process that outlived its worker (as the worker's uid, or ours)
         for fd in (self._requests, self._replies):
             with contextlib.suppress(OSError):
                 os.close(fd)
@@ -447,16 +447,22 @@ def _reap_adopted(pid: int, seconds: float = 5.0) -> None:
             time.sleep(0.01)
 
 
-def _kill_orphans() -> None:
-    """Kill this process's children that are not live workers: a student's double-forked process re-parented to this
-    subreaper (it runs as the worker's uid where there is one, but not without root), and whatever it started."""
+def reap_children(spared: set[int], seconds: float = 5.0) -> None:
+    """Kill and reap every child of this subreaper but ``spared``, and what they started, until none is left (or
+    ``seconds`` pass): a student's double-forked process, or a worker whose parent was killed, is re-parented here
+    a moment after its parent dies; left unreaped it would pass on as a zombie to whichever subreaper outlives us."""
     import psutil
 
-    with contextlib.suppress(psutil.Error):
-        for child in psutil.Process().children():
-            if child.pid in LIVE:
-                continue
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with contextlib.suppress(psutil.Error):
+            children = [child for child in psutil.Process().children() if child.pid not in spared]
+        if not children:
+            return
+        for child in children:
             with contextlib.suppress(psutil.Error):
                 for process in [*child.children(recursive=True), child]:
                     process.kill()
-                child.wait(timeout=5)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(child.pid, os.WNOHANG)
+        time.sleep(0.02)
