@@ -315,9 +315,11 @@ class Sandbox:
         deadline = time.monotonic() + START_SECONDS
         try:
             answer, _ = protocol.read_frame(self._replies, deadline)
-            if "pid" in answer:
+            if "pid" in answer:  # every mode reports the pid first (``confine.apply``) unless it failed before
                 self.worker_pid = int(answer["pid"])
                 answer, _ = protocol.read_frame(self._replies, deadline)
+            elif answer.get("ready") is not False:
+                raise protocol.ProtocolError(f"the handshake began with {sorted(answer)}, not the worker's pid")
         except (protocol.ProtocolError, protocol.ReadTimeout, OSError, ValueError, TypeError) as exc:
             self.kill()
             raise SandboxError(f"the worker did not start ({type(exc).__name__}: {exc}); its output: "
@@ -360,7 +362,10 @@ class Sandbox:
         """
         try:
             protocol.write_frame(self._requests, header, blobs)
-            return protocol.read_frame(self._replies, deadline, max_bytes=self.limits.memory_mb << 20)
+            reply, reply_blobs = protocol.read_frame(self._replies, deadline, max_bytes=self.limits.memory_mb << 20)
+            if not isinstance(reply.get("ok"), bool) or not (reply["ok"] or isinstance(reply.get("error"), dict)):
+                raise protocol.ProtocolError(f"a reply with {sorted(reply)[:8]}, neither an answer nor an error")
+            return reply, reply_blobs
         except protocol.ReadTimeout:
             self.kill()
             raise

@@ -1,17 +1,21 @@
 """Warm starts (``autograder.forking``): a forked worker computes what a started one does, a zygote refuses to fork
-where a thread pool or a CUDA context would be copied, and the cold path stays available to compare."""
+where a thread pool or a CUDA context would be copied, and the cold path stays available to compare; the worker's
+handshake holds its order however the processes are scheduled."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 from conftest import MASKING, reference_with
 
-from autograder import batch
+from autograder import batch, protocol
+from autograder.sandbox import Isolation, Limits, Sandbox, SandboxError
 
 # Run in a fresh interpreter: warm_up needs a process that runs one thread, which pytest's is not always.
 SAME_RESULTS = textwrap.dedent("""
@@ -72,3 +76,55 @@ def test_warm_and_cold_batches_grade_alike(tmp_path, monkeypatch):
         scores[cold] = {t.number: t.score for t in results.tests}
     assert scores["0"] == scores["1"] and 0 < sum(scores["0"].values()) < sum(
         t.max_score for t in results.tests)
+
+
+# The worker outside its PID namespace reports the pid; delay it, as a loaded machine may after the fork.
+SLOW_REPORT = textwrap.dedent("""
+    import json, tempfile, time
+    from pathlib import Path
+    from autograder import sandbox
+    from autograder.proxy import Student
+    from autograder.sandbox import Isolation, Limits
+    from autograder.worker import confine
+
+    stand_by = confine._stand_by
+    confine._stand_by = lambda *args: (time.sleep(0.5), stand_by(*args))
+    folder = Path(tempfile.mkdtemp(prefix="autograder-warm-")) / "submission"
+    folder.mkdir()
+    (folder / "tiny.py").write_text("def twice(x):\\n    return 2 * x\\n")
+    assert sandbox.warm_up() is not None
+    student = Student(folder, [{"name": "tiny"}], Limits(), Isolation.detect())
+    print(json.dumps({"answer": student.tiny.twice(21), "pid": student._sandbox.worker_pid}))
+    student.close()
+""")
+
+
+@pytest.mark.skipif(Isolation.detect().mode != "namespaces", reason="only a worker in a PID namespace reports late")
+def test_a_worker_waits_for_its_pid_to_be_reported_before_it_answers():
+    """Once, under load, a worker ran ahead of the pid report: the grader took the late pid frame for the load's
+    reply, and a correct submission read "importing masking.py raised Exception: "."""
+    answers = json.loads(subprocess.run([sys.executable, "-c", SLOW_REPORT], capture_output=True, text=True,
+                                        check=True).stdout)
+    assert answers["answer"] == 42 and isinstance(answers["pid"], int)
+
+
+def _fed(tmp_path, *frames) -> Sandbox:
+    """A sandbox whose worker pipe already holds ``frames``, as if its worker had sent them."""
+    box = Sandbox(tmp_path, {}, Limits(), Isolation.detect())
+    box.private = tmp_path
+    _, box._requests = os.pipe()  # nobody reads the request: it fits the pipe's buffer
+    box._replies, write = os.pipe()
+    for frame in frames:
+        protocol.write_frame(write, frame)
+    return box
+
+
+def test_a_handshake_out_of_order_is_the_graders_failure(tmp_path):
+    with pytest.raises(SandboxError, match="not the worker's pid"):
+        _fed(tmp_path, {"ready": True}, {"pid": 7})._handshake()
+
+
+@pytest.mark.parametrize("reply", [{"pid": 7}, {"ok": False}, {"ok": 1, "value": 2}, {"ok": False, "error": "x"}])
+def test_a_reply_that_is_neither_an_answer_nor_an_error_breaks_the_channel(tmp_path, reply):
+    with pytest.raises(protocol.ProtocolError, match="neither an answer nor an error"):
+        _fed(tmp_path, reply).request({"op": "load"}, [], time.monotonic() + 5)

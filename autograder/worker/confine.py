@@ -78,9 +78,14 @@ def apply(plan: dict, requests: int, replies: int) -> dict:
 def _namespaces(plan: dict, requests: int, replies: int) -> dict:
     libc = _libc()
     _check(libc.unshare(CLONE_NEWPID), "create a PID namespace")
+    reported, report = os.pipe()
     child = os.fork()
     if child:
-        _stand_by(child, requests, replies)
+        os.close(reported)
+        _stand_by(child, requests, replies, report)
+    os.close(report)
+    os.read(reported, 1)  # end of file once the parent has written the pid frame: every frame of ours follows it
+    os.close(reported)
     _check(libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS), "create the namespaces")
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     root = plan["rootfs"]
@@ -108,10 +113,11 @@ def _namespaces(plan: dict, requests: int, replies: int) -> dict:
     return {"cwd": MOUNTED_AT, "tmp": "/tmp"}
 
 
-def _stand_by(child: int, requests: int, replies: int) -> None:
-    """The parent outside the PID namespace: report the worker's pid, then exit as it exits."""
+def _stand_by(child: int, requests: int, replies: int, report: int) -> None:
+    """The parent outside the PID namespace: report the worker's pid (then close ``report``, which lets the worker
+    go on: without it, a worker that ran ahead wrote its ready frame first), then exit as it exits."""
     protocol.write_frame(replies, {"pid": child})
-    for fd in (requests, replies):
+    for fd in (requests, replies, report):
         os.close(fd)
     while True:
         try:
