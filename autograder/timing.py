@@ -9,7 +9,11 @@ its own: the ``reference_student`` fixture), in alternating rounds, so that load
 machine hits both alike. The time verdict compares each side's fastest round: load from elsewhere only ever
 adds time, and on a shared 2-core grader a median of a few millisecond-long calls was still hit by it (the
 reference once measured 9x slower than itself); peak memory, which load does not change, compares medians.
-Each round sends fresh inputs, so a cache keyed on the input cannot help. Nothing a submission's process
+A time verdict must not depend on what else the machine is doing, so a ratio over the limit is only believed when
+it is decisive: while it is over but within ``DECISIVE`` times the limit, or either side's rounds are spread (one
+was slowed), more rounds are run (up to ``MAX_BATCHES`` batches) and the fastest of all of them compared; a slow
+implementation stays slow in every round and is decided at once. Each round sends fresh inputs, so a cache keyed
+on the input cannot help. Nothing a submission's process
 reports is trusted: time is the parent's wall clock around an ordinary call, whose output is compared with the
 reference's on the same inputs (an answer given early, or a different one when the call seems to be timed, fails
 the test), and the peak memory is read by the parent from outside the worker (``Student.measure``). The pipe's
@@ -29,6 +33,8 @@ from autograder.proxy import RemoteAttr
 
 # Below this peak (bytes) the reference's figure is mostly allocator noise: memory is compared with slack.
 MEMORY_FLOOR = 4 << 20
+# A ratio this many times over the limit, from rounds whose median is within NOISY of their fastest, is decided.
+DECISIVE, NOISY, MAX_BATCHES = 2.0, 1.5, 4
 
 
 @dataclass
@@ -41,6 +47,11 @@ class Side:
     @property
     def best_seconds(self) -> float:
         return min(self.seconds)
+
+    @property
+    def spread(self) -> float:
+        """The median round over the fastest: near 1 when no round was slowed by load from elsewhere."""
+        return statistics.median(self.seconds) / max(min(self.seconds), 1e-9)
 
     @property
     def median_peak(self) -> int | None:
@@ -68,20 +79,38 @@ class Comparison:
             return None
         return mine / max(theirs, MEMORY_FLOOR)
 
+    def undecided(self, max_time_ratio: float) -> bool:
+        """Over the limit, but not by a margin that load from elsewhere could not explain."""
+        ratio = self.time_ratio
+        return max_time_ratio < ratio and (ratio < DECISIVE * max_time_ratio or self.student.spread > NOISY
+                                           or self.reference.spread > NOISY)
+
 
 Inputs = Callable[[int], tuple[tuple, dict]]
 
 
 def compare(student: RemoteAttr, reference: RemoteAttr, inputs: Inputs, *, what: str, device: str = "cpu",
-            rounds: int = 5) -> Comparison:
-    """Measure ``student(*args, **kwargs)`` against ``reference(...)`` over ``rounds`` alternating rounds.
+            rounds: int = 5, max_time_ratio: float | None = None) -> Comparison:
+    """Measure ``student(*args, **kwargs)`` against ``reference(...)`` over ``rounds`` alternating rounds, and
+    batches of ``rounds`` more while the verdict at ``max_time_ratio`` (when given) is undecided.
 
     ``inputs(round)`` returns ``(args, kwargs)`` for that round (round -1 is the untimed warm-up that
     loads both workers and lets lazy initialisation happen outside the stopwatch). Every round's outputs must
     agree (``same_answer``).
     """
     sides = (Side(), Side())
-    for index in range(-1, rounds):
+    comparison = Comparison(what=what, device=device, student=sides[0], reference=sides[1])
+    _rounds(student, reference, inputs, sides, what, device, range(-1, rounds))
+    for batch in range(1, MAX_BATCHES):
+        if max_time_ratio is None or not comparison.undecided(max_time_ratio):
+            break
+        _rounds(student, reference, inputs, sides, what, device, range(batch * rounds, (batch + 1) * rounds))
+    return comparison
+
+
+def _rounds(student: RemoteAttr, reference: RemoteAttr, inputs: Inputs, sides: tuple[Side, Side], what: str,
+            device: str, indices: range) -> None:
+    for index in indices:
         args, kwargs = inputs(index)
         order = (0, 1) if index % 2 == 0 else (1, 0)  # neither side always goes first
         outputs = [None, None]
@@ -91,7 +120,6 @@ def compare(student: RemoteAttr, reference: RemoteAttr, inputs: Inputs, *, what:
                 sides[side].seconds.append(seconds)
                 sides[side].peaks.append(peak)
         same_answer(outputs[0], outputs[1], what, index)
-    return Comparison(what=what, device=device, student=sides[0], reference=sides[1])
 
 
 def same_answer(got, expected, what: str, index: int) -> None:

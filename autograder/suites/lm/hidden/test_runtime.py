@@ -43,6 +43,7 @@ def test_training_step_runtime(student, reference_student, device, parts, seed):
         return (x, common.targets(BATCH, SHAPE.block_size, SHAPE.vocab_size, seed + 200 + round_index)), {}
 
     comparison = timing.compare(step(student), step(reference_student), inputs, device=device, rounds=ROUNDS,
+                                max_time_ratio=MAX_TIME_RATIO,
                                 what=f"Trainer.step on a batch of {BATCH} x {SHAPE.block_size} tokens "
                                      f"({SHAPE.n_layer} layer{'s' * (SHAPE.n_layer != 1)}, width {SHAPE.n_embd})")
     timing.grade(comparison, parts, max_time_ratio=MAX_TIME_RATIO, max_memory_ratio=MAX_MEMORY_RATIO)
@@ -61,6 +62,7 @@ def test_generate_runtime(student, reference_student, device, parts, seed):
         return (prompts, NEW_TOKENS), {}
 
     comparison = timing.compare(generate(student), generate(reference_student), inputs, device=device, rounds=ROUNDS,
+                                max_time_ratio=MAX_TIME_RATIO,
                                 what=f"GPT.generate of {NEW_TOKENS} tokens for {PROMPTS} prompts of {PROMPT_LENGTH}")
     timing.grade(comparison, parts, max_time_ratio=MAX_TIME_RATIO, max_memory_ratio=MAX_MEMORY_RATIO)
 

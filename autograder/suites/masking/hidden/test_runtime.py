@@ -12,6 +12,7 @@ from autograder.suites.masking import common
 COVERS = ["CausalSelfAttention", "scaled_dot_product_attention", "masked_softmax", "split_heads", "merge_heads",
           "causal_mask"]
 D_MODEL, N_HEAD, BATCH, T = 256, 4, 4, 256
+MAX_TIME_RATIO = 5
 
 
 @graded(points=2, covers=COVERS, tags=["runtime"], timeout=120)
@@ -27,7 +28,8 @@ def test_runtime_and_memory(student, reference_student, device, parts, seed):
         return (common.inputs(BATCH, T, D_MODEL, seed + 100 + round_index),), {}
 
     comparison = timing.compare(build(student), build(reference_student), inputs, device=device,
-                                what=f"CausalSelfAttention forward on x of shape ({BATCH}, {T}, {D_MODEL})")
-    timing.grade(comparison, parts, max_time_ratio=5, max_memory_ratio=4)
+                                what=f"CausalSelfAttention forward on x of shape ({BATCH}, {T}, {D_MODEL})",
+                                max_time_ratio=MAX_TIME_RATIO)
+    timing.grade(comparison, parts, max_time_ratio=MAX_TIME_RATIO, max_memory_ratio=4)
 
 # autograder-hidden-canary-7d3e9a (never ships to students)
