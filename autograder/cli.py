@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import logging
 import os
 import sys
@@ -29,6 +30,11 @@ from autograder import batch, world
 from autograder.sandbox import Isolation
 
 log = logging.getLogger("autograder")
+
+# Commands for course staff, each with a module it needs that the student copy of the harness does not hold
+# (``dist.STUDENT_ENTRY_POINTS``): a student who runs one is told what it is, not shown a missing module.
+INSTRUCTOR_COMMANDS = {"grade": "autograder.runner_zygote", "validate": "autograder.validate",
+                       "build": "autograder.build", "dist": "autograder.dist"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -77,6 +83,11 @@ def main(argv: list[str] | None = None) -> int:
 
     options = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    needed = INSTRUCTOR_COMMANDS.get(options.command)
+    if needed is not None and importlib.util.find_spec(needed) is None:
+        log.error("error: `autograder %s` is for course staff and needs the instructor repository; this student copy "
+                  "does not include it. Students use `autograder check` and `autograder zip`.", options.command)
+        return 2
     try:
         return COMMANDS[options.command](options)
     except assignments.AssignmentError as exc:
@@ -163,11 +174,11 @@ def cmd_dist(options) -> int:
 
 
 def cmd_zip(options) -> int:
-    from autograder import dist
+    from autograder import handin
 
     try:
-        path = dist.pack_submission(options.assignment, options.folder, options.out, options.extra)
-    except dist.DistError as exc:
+        path = handin.pack_submission(options.assignment, options.folder, options.out, options.extra)
+    except handin.HandInError as exc:
         log.error("error: %s", exc)
         return 2
     with zipfile.ZipFile(path) as packed:

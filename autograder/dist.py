@@ -18,15 +18,13 @@ Templates use ``@NAME@`` placeholders; a placeholder left unfilled is an error, 
 
 from __future__ import annotations
 
-import io
+import ast
 import re
-import stat
 import tomllib
-import zipfile
 from pathlib import Path
 
 from autograder import assignment as assignments
-from autograder import batch, gradescope, leaks
+from autograder import batch, gradescope, handin, leaks
 from autograder.build import SKIP
 from autograder.permissions import UID_POOL
 
@@ -35,10 +33,16 @@ PYPROJECT = assignments.REPO_ROOT / "pyproject.toml"
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 RUNTIME_PREFIX = "/opt/autograder"
 PYTHON = "3.11"
-ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 EXECUTABLES = frozenset({"setup.sh", "run_autograder"})
 COURSE_FOLDER = "transformer-assignments"
 PLACEHOLDER = re.compile(r"@([A-Z_]+)@")
+# What a student's `check` and `zip` run, and the processes they start: the command line, the grading of one folder
+# (`check`), the submission zip (`zip`) and the worker that runs the student's code (started as
+# `python -m autograder.worker`, or imported by name in its zygote). The student zip holds these, what they import
+# and the public suites; the rest of the package (building, validating, distributing, the mutants) is the
+# instructor's, and the student's `autograder` says so when asked for it (`cli.INSTRUCTOR_COMMANDS`).
+STUDENT_ENTRY_POINTS = ("autograder.cli", "autograder.runner", "autograder.handin", "autograder.worker.__main__",
+                        "autograder.worker.zygote")
 
 
 class DistError(Exception):
@@ -57,8 +61,12 @@ def torch_requirement() -> str:
     return found[0]
 
 
-def requirements_txt() -> bytes:
+def requirements_txt(extras: tuple[str, ...] = ()) -> bytes:
+    """The pinned requirements, then those of the optional groups ``extras`` (students' ``notebooks``)."""
+    optional = tomllib.loads(PYPROJECT.read_text())["project"]["optional-dependencies"]
     lines = ["# The grader's pinned requirements (from its pyproject.toml).", *pinned_requirements()]
+    for extra in extras:
+        lines += [f"# {extra}: from the optional dependencies of the grader's pyproject.toml.", *optional[extra]]
     return ("\n".join(lines) + "\n").encode()
 
 
@@ -91,6 +99,62 @@ def harness(names: list[str], hidden: list[str] = ()) -> dict[str, bytes]:
                 continue
         files[key] = data
     return files
+
+
+def student_harness(names: list[str]) -> dict[str, bytes]:
+    """The part of the package a student's ``check`` and ``zip`` run: the public suites of ``names`` and the
+    modules that ``STUDENT_ENTRY_POINTS`` and those suites import (``imported_modules``), nothing else."""
+    files = harness(names)
+    suites = [key for key in files if key.startswith("autograder/suites/") and key.endswith(".py")]
+    needed = imported_modules([*STUDENT_ENTRY_POINTS, *(key.removesuffix(".py").replace("/", ".") for key in suites)])
+    return {key: data for key, data in files.items() if key.startswith("autograder/suites/")
+            or key.endswith(".py") and _module_name(key) in needed}
+
+
+def _module_name(key: str) -> str:
+    """``autograder/worker/__init__.py`` -> ``autograder.worker``; ``autograder/cli.py`` -> ``autograder.cli``."""
+    return key.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+
+
+def imported_modules(entries: list[str]) -> set[str]:
+    """``entries`` and every module of the package they import at module level, transitively, with their
+    packages' ``__init__``. Imports inside functions are left out on purpose: that is how a module defers what
+    only the instructor has (``runner`` imports the mutant catalogue only when grading against the reference)."""
+    found, todo = set(), list(entries)
+    while todo:
+        name = todo.pop()
+        path = _module_path(name)
+        if name in found or path is None:
+            continue
+        found.add(name)
+        todo += [".".join(name.split(".")[:depth]) for depth in range(1, name.count(".") + 1)]
+        for node in _module_level(ast.parse(path.read_bytes(), str(path)).body):
+            if isinstance(node, ast.Import):
+                todo += [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                todo += [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+    return found
+
+
+def _module_level(body: list[ast.stmt]):
+    """The statements run when a module is imported: its body, and the blocks of its top-level ifs and trys."""
+    for node in body:
+        yield node
+        if isinstance(node, ast.If | ast.Try):
+            handlers = [handler.body for handler in getattr(node, "handlers", [])]
+            for block in (node.body, node.orelse, *handlers, getattr(node, "finalbody", [])):
+                yield from _module_level(block)
+
+
+def _module_path(name: str) -> Path | None:
+    """The file of module ``name`` of this package, or None (another package, or a name that is not a module)."""
+    if name.split(".")[0] != "autograder":
+        return None
+    base = assignments.PACKAGE_DIR.joinpath(*name.split(".")[1:])
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
 
 
 def with_carried(names: list[str]) -> list[str]:
@@ -145,8 +209,9 @@ def student_files(names: list[str]) -> dict[str, bytes]:
     readme = render("student_README.md", TITLE=title, PYTHON=PYTHON, TORCH=torch_requirement(),
                     TORCH_INDEX=TORCH_CPU_INDEX, EXAMPLE=names[0],
                     ASSIGNMENTS="\n\n".join(assignment_section(a) for a in loaded))
-    files = {"README.md": readme, "requirements.txt": requirements_txt(), "pyproject.toml": PYPROJECT.read_bytes()}
-    files.update(harness(with_carried(names)))
+    files = {"README.md": readme, "requirements.txt": requirements_txt(("notebooks",)),
+             "pyproject.toml": PYPROJECT.read_bytes()}
+    files.update(student_harness(with_carried(names)))
     for assignment in loaded:
         files.update(tree(assignment.skeleton_dir, assignment.name))
     return {f"{folder}/{key}": data for key, data in files.items()}
@@ -179,20 +244,8 @@ def gradescope_files(name: str, secret: str | None = None) -> dict[str, bytes]:
 
 
 def write_zip(files: dict[str, bytes], path: Path) -> Path:
-    """Write ``files`` as a reproducible zip: sorted, fixed timestamps, 0644 (0755 for the two scripts)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
-        for name in sorted(files):
-            info = zipfile.ZipInfo(name, date_time=ZIP_TIME)
-            mode = 0o755 if Path(name).name in EXECUTABLES else 0o644
-            info.external_attr = (stat.S_IFREG | mode) << 16
-            info.compress_type = zipfile.ZIP_DEFLATED
-            archive.writestr(info, files[name])
-    temp = path.with_name(f".{path.name}.tmp")
-    temp.write_bytes(buffer.getvalue())
-    temp.replace(path)
-    return path
+    """Write ``files`` as a reproducible zip (``handin.write_zip``), the Gradescope scripts executable."""
+    return handin.write_zip(files, path, EXECUTABLES)
 
 
 def build_student(names: list[str] | None, out: Path, secrets: leaks.Secrets | None = None) -> list[Path]:
@@ -220,21 +273,3 @@ def check_leaks(files: dict[str, bytes], target: Path, secrets: leaks.Secrets) -
 def build_gradescope(names: list[str], out: Path, secret: str | None = None) -> list[Path]:
     """Write ``gradescope-NAME.zip`` for each of ``names``."""
     return [write_zip(gradescope_files(name, secret), out / f"gradescope-{name}.zip") for name in names]
-
-
-def pack_submission(name: str, folder: Path, out: Path | None = None, extra: list[Path] = ()) -> Path:
-    """Zip exactly the files a submission to ``name`` needs, from ``folder``, plus the ``extra`` files asked
-    for (a predictions file), all at the zip's top level; returns the zip written.
-
-    Raises ``DistError`` naming every missing file (and, for a carried one, where to copy it from).
-    """
-    assignment = assignments.load(name)
-    missing = [f for f in assignment.files if not (folder / f).is_file()] + [str(p) for p in extra if not p.is_file()]
-    if missing:
-        hints = [f"copy your {f} from the {assignment.carried[f]} assignment into {folder}"
-                 for f in missing if f in assignment.carried]
-        raise DistError(f"{folder} has no {', '.join(missing)}; a {name} submission holds {', '.join(assignment.files)}"
-                        + "".join(f"; {hint}" for hint in hints))
-    target = out or Path(f"{name}-submission.zip")
-    files = {f: (folder / f).read_bytes() for f in assignment.files} | {p.name: p.read_bytes() for p in extra}
-    return write_zip(files, target)

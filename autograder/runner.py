@@ -31,7 +31,7 @@ import psutil
 import pytest
 
 from autograder import assignment as assignments
-from autograder import implementations, mutants, permissions, staticcheck
+from autograder import permissions, staticcheck
 from autograder.assignment import SECRET_ENV
 from autograder.gradescope import Metadata, student_summary
 from autograder.notebooks import NotebookError, collect_answers
@@ -264,6 +264,10 @@ def make_oracle(assignment: assignments.Assignment, mode: str, record_to: Path |
         return Oracle("replay", store=assignment.expected_file), None
     if not assignment.has_reference:
         raise assignments.AssignmentError(f"{assignment.name}: the reference in {assignment.solution_dir} is missing")
+    # The reference and the mutant catalogue are the instructor's: imported here, never by a student's `check`
+    # (replay), whose copy of the harness does not hold them.
+    from autograder import implementations, mutants
+
     reference = implementations.load(assignment.solution_dir, assignment.modules)
     store = (record_to or assignment.expected_file) if mode == "record" else assignment.expected_file
     return Oracle(mode, reference, mutants.fingerprints(assignment), store,

@@ -8,16 +8,18 @@ import json
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tomllib
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 from conftest import REPO
 from test_notebooks import master
 
 from autograder import assignment as assignments
-from autograder import cli, dist, leaks, notebooks
+from autograder import cli, dist, handin, leaks, notebooks
 from autograder.assignment import CANARY
 
 ASSIGNMENTS = assignments.names()
@@ -76,6 +78,8 @@ def test_student_zip_holds_what_a_student_needs_and_nothing_hidden(name, student
             f"autograder/suites/{name}/assignment.toml", f"autograder/suites/{name}/public/expected.zip"} <= inside
     assert {f"{name}/{file}" for file in assignment.files} <= inside, "the skeletons, carried files included"
     assert not [key for key in inside if "/hidden/" in key or key.startswith(("solutions/", "tests/"))]
+    assert not [key for key in inside if key.startswith(tuple(f"autograder/{m}" for m in INSTRUCTOR_MODULES))], \
+        "only what a student's check and zip run"
     for source in assignment.carried.values():
         assert f"autograder/suites/{source}/public/__init__.py" in inside, "a carried assignment's public checks"
     readme = files[f"transformer-assignments-{name}/README.md"].decode()
@@ -84,24 +88,57 @@ def test_student_zip_holds_what_a_student_needs_and_nothing_hidden(name, student
         assert f"`{source}/{file}`" in readme, "the README says which file to copy from which assignment"
     pinned = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
     requirements = files[f"transformer-assignments-{name}/requirements.txt"].decode().splitlines()
-    assert [line for line in requirements if not line.startswith("#")] == pinned
+    notebooks = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]["notebooks"]
+    assert [line for line in requirements if not line.startswith("#")] == pinned + notebooks
+    assert any(line.startswith("jupyterlab") for line in notebooks) and "jupyter lab" in readme, \
+        "the README says how to open the notebooks, with what requirements.txt installs"
     assert leaks.scan_zip(_built(student_zips, f"student-{name}.zip"), secrets) == []
 
 
+# Modules of the instructor's tools, which no student command may need.
+INSTRUCTOR_MODULES = ("build.py", "validate.py", "mutants.py", "dist.py", "leaks.py", "templates/")
+
+
+def _student_venv(folder, root) -> str:
+    """A fresh virtual environment set up as the student README says: the pinned requirements (hard links to this
+    environment's installed packages, so nothing is downloaded) and ``pip install --no-deps -e .`` of the unzipped
+    folder. Returns its ``bin`` folder; nothing of the repository's own harness is importable from it."""
+    venv = folder / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = Path(sysconfig.get_paths()["purelib"])
+    target = venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+    for entry in site.iterdir():
+        if not entry.name.startswith(("__editable__", "transformer_autograder", "__pycache__")):
+            subprocess.run(["cp", "-al", str(entry), str(target)], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--quiet",
+                    "--no-deps", "--no-build-isolation", "--no-index", "-e", str(root)], check=True,
+                   capture_output=True)
+    return str(venv / "bin")
+
+
 def _check_as_a_student(name: str, zip_path, folder) -> tuple[str, str]:
-    """Unzip, put the reference's files in the assignment folder, run `check` then `zip` as a student would;
-    returns an error ("" when both work) and the zip's file list."""
+    """Unzip, install as the README says, put the reference's files in the assignment folder, run `check` then
+    `zip` as a student would, and ask for an instructor command; returns an error ("" when all behave) and the
+    submission zip's file list."""
     with zipfile.ZipFile(zip_path) as archive:
         archive.extractall(folder)
     root = folder / f"transformer-assignments-{name}"
+    bin_dir = _student_venv(folder, root)
     assignment = assignments.load(name)
     for file in assignment.files:
         shutil.copyfile(assignment.solution_dir / file, root / name / file)
     for command in ("check", "zip"):
-        run = subprocess.run([sys.executable, "-m", "autograder.cli", command, name, name], cwd=root,
-                             capture_output=True, text=True, timeout=600)
+        run = subprocess.run([f"{bin_dir}/autograder", command, name, name], cwd=root, capture_output=True,
+                             text=True, timeout=600)
         if run.returncode != 0 or (command == "check" and "Score:" not in run.stdout):
             return f"`autograder {command} {name}` failed:\n{run.stdout[-3000:]}{run.stderr[-3000:]}", ""
+    harness = subprocess.run([f"{bin_dir}/python", "-c", "import autograder; print(autograder.__file__)"],
+                             cwd=folder, capture_output=True, text=True, check=True).stdout.strip()
+    if harness != str(root / "autograder" / "__init__.py"):
+        return f"the student's environment imports the harness from {harness}, not from the student copy", ""
+    refused = subprocess.run([f"{bin_dir}/autograder", "validate", name], cwd=root, capture_output=True, text=True)
+    if refused.returncode != 2 or "for course staff" not in refused.stderr:
+        return f"`autograder validate` in the student copy: {refused.returncode}\n{refused.stderr[-3000:]}", ""
     with zipfile.ZipFile(root / f"{name}-submission.zip") as packed:
         return "", " ".join(sorted(packed.namelist()))
 
@@ -142,8 +179,8 @@ def test_zip_names_what_is_missing_and_takes_extra_files(tmp_path, caplog):
     if carried is not None:
         file, source = next(iter(carried.carried.items()))
         (tmp_path / "empty").mkdir()
-        with pytest.raises(dist.DistError, match=f"copy your {file} from the {source} assignment"):
-            dist.pack_submission(carried.name, tmp_path / "empty")
+        with pytest.raises(handin.HandInError, match=f"copy your {file} from the {source} assignment"):
+            handin.pack_submission(carried.name, tmp_path / "empty")
 
 
 def _solution_line(secrets: leaks.Secrets) -> str:

@@ -2,10 +2,13 @@
 
 import json
 import re
+import shutil
+from concurrent.futures import ThreadPoolExecutor
 
 import nbformat
 import pytest
 
+from autograder import assignment as assignments
 from autograder import notebooks
 from autograder.notebook_cells import NotebookUnreadable, run_notebook
 from autograder.worker.serve import Worker
@@ -160,3 +163,36 @@ def test_a_name_missing_after_a_crashing_cell_points_at_the_cell(tmp_path):
     assert worker.load() == {"warnings": ["cell 1 raised ValueError: early"]}
     reply, _ = worker.handle({"op": "getattr", "target": {"module": "demo_missing", "path": ["f"]}}, [])
     assert not reply["ok"] and "a cell of your notebook raised an error before defining it" in reply["error"]["message"]
+
+
+SKELETON_NOTEBOOKS = ["attention", "positions"]
+
+
+def _run_all(name: str, folder) -> nbformat.NotebookNode:
+    """"Run All" on an untouched skeleton notebook, in a real Jupyter kernel of this environment, errors kept."""
+    from nbclient import NotebookClient
+
+    shutil.copytree(assignments.load(name).skeleton_dir, folder)
+    notebook = nbformat.read(folder / f"{name}.ipynb", as_version=4)
+    NotebookClient(notebook, timeout=300, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(folder)}}).execute()
+    return notebook
+
+
+@pytest.fixture(scope="module")
+def run_skeletons(tmp_path_factory) -> dict:
+    """Every notebook skeleton run top to bottom, two at a time (CI has two cores)."""
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        runs = pool.map(lambda name: _run_all(name, tmp_path_factory.mktemp("run") / name), SKELETON_NOTEBOOKS)
+        return dict(zip(SKELETON_NOTEBOOKS, runs, strict=True))
+
+
+@pytest.mark.parametrize("name", SKELETON_NOTEBOOKS)
+def test_a_skeleton_notebook_runs_top_to_bottom(name, run_skeletons):
+    """No cell of an unfinished notebook raises: a demo cell says which function to write instead."""
+    code = [cell for cell in run_skeletons[name].cells if cell.cell_type == "code"]
+    errors = [f"{cell.source[:80]!r}: {out.ename}: {out.evalue[:200]}" for cell in code
+              for out in cell.get("outputs", []) if out.output_type == "error"]
+    assert errors == [], "cells raised on Run All:\n" + "\n".join(errors)
+    printed = "".join(out.get("text", "") for cell in code for out in cell.get("outputs", []))
+    assert re.search(r"Not shown yet: write `\w+` first \(\w+: ", printed), "a demo cell names what to write"
