@@ -95,9 +95,12 @@ def read(out: Path) -> list[Results]:
 def sources_for(collected: list[Results], paths: list[Path]) -> dict[str, Path]:
     """Where each graded submission came from: ``paths`` discovered as ``grade`` discovers them, matched by name."""
     graded = {r.submission for r in collected}
-    found = {job.name: job.source for job in batch.discover(paths)}
+    found = {job.name: job.source for job in batch.discover(paths) if not job.problem and job.source.exists()}
     matched = {name: source for name, source in found.items() if name in graded}
-    if found and not matched:
+    if not found:
+        raise ReportError(f"no submissions found under {', '.join(map(str, paths))}; pass the folders or zips that "
+                          "were given to `autograder grade`")
+    if not matched:
         raise ReportError(f"none of the {len(found)} submissions under {', '.join(map(str, paths))} has results here; "
                           "pass the same paths that were given to `autograder grade`")
     return matched
@@ -139,11 +142,13 @@ def _section(name: str, group: list[Results], sources: dict[str, Path]) -> dict:
     tests = _tests(group)
     figures = _figures(group)
     pairs: list[Pair] = []
+    pairs_total = 0
     note = "Not checked: pass the graded folders or zips (`autograder report RESULTS --submissions PATHS`)."
     known = name in assignments.names()
     if known and sources:
-        pairs = similar_pairs(assignments.load(name), {r.submission: sources[r.submission] for r in group
-                                                       if r.submission in sources})
+        pairs, pairs_total = similar_pairs(assignments.load(name), {r.submission: sources[r.submission]
+                                                                    for r in group if r.submission in sources},
+                                           shown=SHOWN_PAIRS)
         note = ""
     elif not known:
         note = "Not checked: this assignment is not known to this installation."
@@ -160,7 +165,7 @@ def _section(name: str, group: list[Results], sources: dict[str, Path]) -> dict:
                                                            gate_label=f"gate: {f.gate_words}")} for f in figures],
         "not_graded": [{"submission": r.submission, "status": r.extra_data.get("status", ""),
                         "why": _first_lines(r.output)} for r in group if r not in graded],
-        "pairs": pairs[:SHOWN_PAIRS], "pairs_total": len(pairs), "similarity_note": note,
+        "pairs": pairs, "pairs_total": pairs_total, "similarity_note": note,
     }
 
 

@@ -13,12 +13,16 @@ match each other too.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from copydetect import CopyDetector
+import numpy as np
+from copydetect import CodeFingerprint, compare_files
+from copydetect.defaults import GUARANTEE_THRESHOLD, NOISE_THRESHOLD
+from copydetect.utils import highlight_overlap
 
 from autograder.assignment import Assignment
 from autograder.notebook_cells import notebook_cell_code
@@ -27,6 +31,7 @@ from autograder.submission import SubmissionError, stage
 
 log = logging.getLogger("autograder.similarity")
 
+NOISE, WINDOW = NOISE_THRESHOLD, GUARANTEE_THRESHOLD - NOISE_THRESHOLD + 1  # copydetect's defaults (as MOSS's)
 THRESHOLD = 0.5  # the share of a file's fingerprints (beyond the skeleton's) found in the other file, to report
 
 
@@ -48,38 +53,53 @@ class Pair:
         return max(self.first_share, self.second_share)
 
 
-def similar_pairs(assignment: Assignment, sources: dict[str, Path], threshold: float = THRESHOLD) -> list[Pair]:
-    """The pairs among ``sources`` (submission name -> the folder or zip graded) with a file of which at least
-    ``threshold`` matches the other's, most similar first. Submissions that cannot be staged are left out (the
-    report lists them among those not graded)."""
+def similar_pairs(assignment: Assignment, sources: dict[str, Path], threshold: float = THRESHOLD,
+                  shown: int = 25) -> tuple[list[Pair], int]:
+    """The ``shown`` most similar pairs among ``sources`` (submission name -> the folder or zip graded) with a file
+    of which at least ``threshold`` matches the other's, most similar first, and how many pairs are over it. Only
+    the shown pairs get their code highlighted (a class of near-identical short solutions has thousands of pairs).
+    Submissions that cannot be staged are left out (the report lists them among those not graded)."""
     with tempfile.TemporaryDirectory(prefix="autograder-similarity-") as temp:
         root = Path(temp)
-        submissions, boilerplate = root / "submissions", root / "boilerplate"
-        _code_files(assignment.skeleton_dir, boilerplate, assignment)
+        boilerplate = _code_files(assignment.skeleton_dir, root / "boilerplate", assignment)
+        skeleton = [h for path in boilerplate.values() for h in CodeFingerprint(str(path), NOISE, 1).hashes]
+        ignored = np.unique(np.array(skeleton)) if skeleton else None
+        prints: dict[str, dict[str, CodeFingerprint]] = {}
         for name, source in sources.items():
             try:
                 staged = stage(source, assignment.files, root / "staging" / name, assignment.carried)
             except (SubmissionError, OSError) as exc:
                 log.info("similarity: %s left out (%s)", name, exc)
                 continue
-            _code_files(staged, submissions / name, assignment)
-        if len([p for p in submissions.glob("*") if any(p.iterdir())]) < 2:
-            return []
-        detector = CopyDetector(test_dirs=[str(submissions)], ref_dirs=[str(submissions)],
-                                boilerplate_dirs=[str(boilerplate)], extensions=["py"], display_t=threshold,
-                                same_name_only=True, ignore_leaf=True, autoopen=False, silent=True, truncate=True)
-        detector.run()
-        pairs = []
-        for first_share, second_share, first, second, first_html, second_html, _ in detector.get_copied_code_list():
-            first, second = Path(first), Path(second)
-            pairs.append(Pair(first.parent.name, second.parent.name, _original_name(first.name, assignment),
-                              float(first_share), float(second_share), first_html, second_html))
-    return sorted(pairs, key=lambda pair: (-pair.share, pair.first, pair.second))
+            for file, path in _code_files(staged, root / "code" / name, assignment).items():
+                prints.setdefault(file, {})[name] = CodeFingerprint(str(path), NOISE, WINDOW, ignored)
+    found = []
+    for file, by_name in prints.items():
+        for first, second in itertools.combinations(sorted(by_name), 2):
+            _, shares, slices = compare_files(by_name[first], by_name[second])
+            if max(shares) >= threshold:
+                found.append((max(shares), first, second, file, shares, slices))
+    found.sort(key=lambda item: (-item[0], item[1], item[2]))
+    pairs = [Pair(first, second, file, float(shares[0]), float(shares[1]),
+                  _highlighted(prints[file][first], slices[0], "red"), _highlighted(prints[file][second], slices[1],
+                                                                                   "green"))
+             for _, first, second, file, shares, slices in found[:shown]]
+    return pairs, len(found)
 
 
-def _code_files(folder: Path, into: Path, assignment: Assignment) -> None:
-    """Copy ``folder``'s code files of ``assignment`` into ``into`` as Python text (a notebook: its code cells)."""
+def _highlighted(fingerprint: CodeFingerprint, slices, colour: str) -> str:
+    """The file as escaped HTML, the matching code in ``<span class='highlight-COLOUR'>``, long runs without a match
+    cut short."""
+    text, _ = highlight_overlap(fingerprint.raw_code, slices, f"<span class='highlight-{colour}'>", "</span>",
+                                truncate=10, escape_html=True)
+    return text
+
+
+def _code_files(folder: Path, into: Path, assignment: Assignment) -> dict[str, Path]:
+    """Copy ``folder``'s code files of ``assignment`` into ``into`` as Python text (a notebook: its code cells);
+    returns the copies by the submitted file's name."""
     into.mkdir(parents=True, exist_ok=True)
+    copies = {}
     for name in assignment.files:
         path = folder / name
         if name.endswith(".py") and path.is_file():
@@ -91,10 +111,6 @@ def _code_files(folder: Path, into: Path, assignment: Assignment) -> None:
                 continue
         else:
             continue
-        (into / f"{name}.py").write_text(text, encoding="utf-8")
-
-
-def _original_name(copied: str, assignment: Assignment) -> str:
-    """The submitted file's name from its copy's (``masking.py.py`` -> ``masking.py``)."""
-    original = copied.removesuffix(".py")
-    return original if original in assignment.files else copied
+        copies[name] = into / f"{name}.py"
+        copies[name].write_text(text, encoding="utf-8")
+    return copies
