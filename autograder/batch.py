@@ -214,9 +214,6 @@ def grade_all(jobs: list[Job], out: Path, *, workers: int = 1, public_only: bool
     atomic_write(out / "summary.md", summary_markdown(collected))
     if runners.stopping:
         raise Interrupted(collected)
-    from autograder import report  # matplotlib and copydetect: loaded once the gradings are done
-
-    report.write(out, collected, {job.name: job.source for job in jobs})
     return collected
 
 

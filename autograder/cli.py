@@ -108,6 +108,9 @@ def cmd_grade(options) -> int:
         return 2
     collected = batch.grade_all(jobs, options.out, workers=options.jobs, public_only=options.public_only,
                                 progress=not options.quiet, skip_tags=options.skip_tag)
+    from autograder import report  # matplotlib and copydetect: loaded once the gradings are done
+
+    report.write(options.out, collected, {job.name: job.source for job in jobs})
     if not options.quiet:
         batch.print_summary(collected)
         log.info("results: %s (report.html, gradebook.csv, summary.md, one folder per submission)", options.out)
