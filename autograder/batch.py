@@ -393,7 +393,7 @@ def grade_job(job: Job, out_dir: Path, *, public_only: bool = False, oracle: str
     if not problem and process.returncode != 0:
         problem = ("the grader was stopped" if runners.stopping
                    else f"the grading process failed (exit status {process.returncode})")
-    results = _read(results_file)
+    results = read_results(results_file)
     if results is None and runners.stopping:  # stopped before it listed its tests: not graded at all
         shutil.rmtree(out_dir, ignore_errors=True)
         return None
@@ -420,15 +420,21 @@ def _completed(results: Results | None, job: Job, problem: str) -> Results:
     return results
 
 
-def _read(path: Path) -> Results | None:
+def read_results(path: Path) -> Results | None:
+    """A results.json file, or None when it is missing or unreadable."""
     try:
         return Results.from_gradescope(json.loads(path.read_text()))
     except (OSError, ValueError, TypeError, KeyError):
         return None
 
 
-def write_gradebook(collected: list[Results], path: Path) -> None:
-    """One row per submission: totals, then one column per test (in first-seen order)."""
+def write_gradebook(collected: list[Results], path: Path, students: dict | None = None) -> None:
+    """One row per submission: totals, then one column per test (in first-seen order).
+
+    ``students``: Gradescope's submitters by submission name (``gradescope.students``); when any submission has
+    them, three columns give their names, e-mail addresses and ids (a group's joined with "; ")."""
+    students = {name: found for name, found in (students or {}).items() if found}
+    named = ["student_name", "student_email", "student_id"] if students else []
     columns: list[str] = []
     for results in collected:
         for test in results.tests:
@@ -439,11 +445,15 @@ def write_gradebook(collected: list[Results], path: Path) -> None:
     temp = path.with_suffix(".csv.tmp")
     with open(temp, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["submission", "assignment", "score", "max_score", "percent", "execution_time", *columns])
+        writer.writerow(["submission", *named, "assignment", "score", "max_score", "percent", "execution_time",
+                         *columns])
         for results in collected:
             scores = {f"{results.assignment}:{t.number} {t.name}": t.score for t in results.tests}
             percent = 100 * results.score / results.max_score if results.max_score else 0.0
-            writer.writerow([results.submission, results.assignment, results.score, results.max_score,
+            who = students.get(results.submission, ())
+            writer.writerow([results.submission, *("; ".join(getattr(s, field) for s in who) for field in
+                                                   ("name", "email", "id")[:len(named)]),
+                             results.assignment, results.score, results.max_score,
                              f"{percent:.1f}", f"{results.execution_time:.1f}", *(scores.get(c, "") for c in columns)])
     os.replace(temp, path)
 

@@ -1,6 +1,7 @@
 """The ``autograder`` command: grade, check, validate, build, list.
 
     autograder grade PATHS... --out DIR [--jobs N]   instructors: one results folder per submission
+    autograder report RESULTS [--submissions PATHS]  instructors: the class report (report.html) of a results folder
     autograder check NAME [FOLDER]                   students: the public tests on a working copy
     autograder validate [NAMES...]                   CI: reference full marks, skeleton none, mutants caught
     autograder build [NAMES...] [--check]            skeletons and recorded expectations from solutions/
@@ -51,6 +52,12 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--quiet", action="store_true", help="no progress bar or table")
     grade.add_argument("--skip-tag", action="append", default=[], metavar="TAG",
                        help="do not run the tests tagged TAG (e.g. retraining); repeatable; they carry no points")
+
+    report = commands.add_parser("report", help="write the class report (report.html) and per-assignment gradebooks")
+    report.add_argument("results", type=Path, help="a results folder written by `autograder grade --out`")
+    report.add_argument("--submissions", nargs="+", type=Path, default=[], metavar="PATH",
+                        help="the folders or zips that were graded (the same paths as to grade): adds the similarity "
+                             "check and Gradescope's student names")
 
     check = commands.add_parser("check", help="run the public tests on your working copy")
     check.add_argument("assignment", help="assignment name, e.g. masking")
@@ -112,9 +119,26 @@ def cmd_grade(options) -> int:
         return 2
     collected = batch.grade_all(jobs, options.out, workers=options.jobs, public_only=options.public_only,
                                 progress=not options.quiet, skip_tags=options.skip_tag)
+    from autograder import report  # matplotlib and copydetect: loaded once the gradings are done
+
+    report.write(options.out, collected, {job.name: job.source for job in jobs})
     if not options.quiet:
         batch.print_summary(collected)
-        log.info("results: %s (gradebook.csv, summary.md, one folder per submission)", options.out)
+        log.info("results: %s (report.html, gradebook.csv, summary.md, one folder per submission)", options.out)
+    return 0
+
+
+def cmd_report(options) -> int:
+    from autograder import report
+
+    try:
+        collected = report.read(options.results)
+        sources = report.sources_for(collected, options.submissions) if options.submissions else None
+        path = report.write(options.results, collected, sources)
+    except report.ReportError as exc:
+        log.error("error: %s", exc)
+        return 2
+    log.info("wrote %s (%d submissions) and gradebook-<assignment>.csv", path, len(collected))
     return 0
 
 
@@ -193,8 +217,8 @@ def cmd_list(options) -> int:
     return 0
 
 
-COMMANDS = {"grade": cmd_grade, "check": cmd_check, "validate": cmd_validate, "build": cmd_build, "dist": cmd_dist,
-            "zip": cmd_zip, "world": world.command, "list": cmd_list}
+COMMANDS = {"grade": cmd_grade, "report": cmd_report, "check": cmd_check, "validate": cmd_validate, "build": cmd_build,
+            "dist": cmd_dist, "zip": cmd_zip, "world": world.command, "list": cmd_list}
 
 
 if __name__ == "__main__":

@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+import yaml
+
 from autograder import assignment as assignments
 from autograder import batch
 from autograder.results import Results, TestResult
@@ -47,6 +49,7 @@ DEFAULT_ROOT = Path("/autograder")
 DRIVER_MARGIN = 60  # seconds for the driver itself on top of the batch's hard limit (start-up, copying, writing)
 GRADESCOPE_MARGIN = 60  # what Gradescope's own timeout should leave on top of that (container start, upload)
 RUNTIME_PTH = "autograder-runtime.pth"
+EXPORT_DEPTH = 3  # how many folders above a submission may hold Gradescope's submission_metadata.yml
 
 
 def time_budget(assignment: assignments.Assignment) -> int:
@@ -64,6 +67,15 @@ class MetadataError(Exception):
     """``submission_metadata.json`` exists but cannot be understood."""
 
 
+@dataclass(frozen=True)
+class Student:
+    """One submitter as Gradescope names them: for the course staff's gradebooks only, never in results.json."""
+
+    name: str = ""
+    email: str = ""
+    id: str = ""
+
+
 @dataclass
 class Metadata:
     """What the grader uses from Gradescope's ``submission_metadata.json``."""
@@ -75,6 +87,7 @@ class Metadata:
     attempt: int = 1
     previous_best: float | None = None
     group_size: int = 1
+    students: tuple[Student, ...] = ()
 
     @classmethod
     def read(cls, path: Path) -> Metadata:
@@ -86,7 +99,8 @@ class Metadata:
             return cls(submission_id=data.get("id"), submitted_at=_time(data.get("created_at")),
                        due_date=_time(assignment.get("due_date")), late_due_date=_time(assignment.get("late_due_date")),
                        attempt=len(previous) + 1, previous_best=max(scores) if scores else None,
-                       group_size=max(1, len(data.get("users") or [])))
+                       group_size=max(1, len(data.get("users") or [])),
+                       students=tuple(_student(user) for user in data.get("users") or []))
         except (OSError, ValueError, TypeError, AttributeError, KeyError) as exc:
             raise MetadataError(f"{path} cannot be read ({type(exc).__name__}: {exc})") from None
 
@@ -108,6 +122,36 @@ class Metadata:
             data["late_by_minutes"] = round((self.submitted_at - self.due_date).total_seconds() / 60, 1)
             data["after_late_due_date"] = bool(self.late_due_date and self.submitted_at > self.late_due_date)
         return data
+
+
+def _student(user: dict) -> Student:
+    """A submitter from the metadata's ``users`` (``name``, ``email``, ``id``) or from the export's ``:submitters:``
+    (``:name:``, ``:email:``, ``:sid:``, the student id the course gave them)."""
+    user = {str(key).strip(":"): value for key, value in user.items()}
+    return Student(name=str(user.get("name") or ""), email=str(user.get("email") or ""),
+                   id=str(user.get("sid") or user.get("id") or ""))
+
+
+def students(source: Path) -> tuple[Student, ...]:
+    """Who made the submission at ``source``, when Gradescope says so; () when it does not.
+
+    Two places are read: ``submission_metadata.json`` in the submission's folder (what Gradescope puts beside each
+    submission it grades), and ``submission_metadata.yml`` in a folder above it (what "Export Submissions" writes at
+    the top of its zip, keyed by each submission's folder name, ``submission_<id>``). Unreadable metadata is
+    ignored with a warning: the gradebook then has no names for that submission, and its grades are unchanged.
+    """
+    source = Path(source)
+    try:
+        if source.is_dir() and (source / "submission_metadata.json").is_file():
+            return Metadata.read(source / "submission_metadata.json").students
+        for folder in list(source.parents)[:EXPORT_DEPTH]:
+            export = folder / "submission_metadata.yml"
+            if export.is_file():
+                entry = (yaml.safe_load(export.read_text(encoding="utf-8")) or {}).get(source.stem) or {}
+                return tuple(_student(user) for user in entry.get(":submitters") or entry.get("submitters") or [])
+    except (MetadataError, OSError, yaml.YAMLError, AttributeError, TypeError) as exc:
+        log.warning("ignoring the Gradescope metadata of %s: %s", source, exc)
+    return ()
 
 
 def _time(value) -> datetime | None:

@@ -60,10 +60,19 @@ class Parts:
         self.results: list[tuple[str, float, str | None]] = []
         self.notes: list[str] = []
         self.grader_errors: list[str] = []  # tracebacks of parts the grader could not check, for the log
+        self.figures: dict[str, dict] = {}
 
     def note(self, text: str) -> None:
         """Tell the student ``text`` whether the test passes or fails (the figures a passing run reached, say)."""
         self.notes.append(text)
+
+    def figure(self, name: str, value: float | None, *, at_least: float | None = None,
+               at_most: float | None = None) -> None:
+        """Record a measured figure and its gate (a runtime ratio, an accuracy) for the course staff: it goes to the
+        test's ``extra_data["figures"]`` in results.json, which the class report plots across submissions; the
+        student reads the figures in the test's words, not from here. ``value`` None: it could not be measured."""
+        gate = {"at_least": at_least} if at_least is not None else {"at_most": at_most} if at_most is not None else {}
+        self.figures[name] = {"value": None if value is None else float(value), **gate}
 
     @contextmanager
     def __call__(self, name: str, weight: float = 1.0) -> Iterator[None]:

@@ -221,7 +221,7 @@ class GradingPlugin:
         marker = item.get_closest_marker("graded")
         points = marker.kwargs["points"]
         parts: Parts | None = getattr(item, "ag_parts", None)
-        messages = []
+        messages, extra = [], {}
         if report.skipped:
             reason = call.excinfo.value.msg if call.excinfo is not None else "skipped"
             score, points, status = 0.0, 0.0, "passed"
@@ -243,13 +243,17 @@ class GradingPlugin:
             mistake = checks.named_mistake()
             if mistake:
                 messages.append(f"This looks like a known mistake: {mistake}")
+                extra["mistake"] = mistake
             printed = self.session.student.output_since(getattr(item, "ag_output_mark", (0, 0)))
             if printed.strip():
                 messages.append(f"Your code printed:\n```\n{printed.rstrip()}\n```")
             messages += self._carried_notes(item, marker)
         if parts is not None:
             self.session.log += parts.grader_errors
+            if parts.figures:
+                extra["figures"] = parts.figures
         test = self._blank(item)
+        test.extra_data.update(extra)
         test.score, test.max_score, test.status = round(score, 4), points, status
         test.output = "\n\n".join(m for m in messages if m)
         self.session.results.tests.append(test)

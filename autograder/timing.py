@@ -158,7 +158,10 @@ def check(comparison: Comparison, *, max_time_ratio: float | None = None,
 
 def grade(comparison: Comparison, parts, *, max_time_ratio: float, max_memory_ratio: float) -> None:
     """The two graded parts of a runtime test (time, then peak memory), each failing with ``check``'s words;
-    a run within both limits is told its figures (``parts``: the test's ``Parts``)."""
+    a run within both limits is told its figures (``parts``: the test's ``Parts``, which also records both ratios
+    for the class report)."""
+    parts.figure("time ratio", comparison.time_ratio, at_most=max_time_ratio)
+    parts.figure("memory ratio", comparison.memory_ratio, at_most=max_memory_ratio)
     with parts(f"time within {max_time_ratio:g}x of the reference's"):
         check(comparison, max_time_ratio=max_time_ratio)
     with parts(f"peak memory within {max_memory_ratio:g}x of the reference's"):

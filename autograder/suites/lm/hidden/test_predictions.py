@@ -44,6 +44,7 @@ def test_predictions_files(student, parts):
         with parts(f"{path.name}: exact match above the majority baseline", 2):
             assert len(answers) == len(labels), f"{path.name} cannot be scored (see above)"
             correct, total = exact_match(answers, labels)
+            parts.figure(f"{path.name} exact match", correct / total, at_least=needed)
             assert correct / total >= needed, (
                 f"{path.name}: {correct} of {total} correct ({correct / total:.1%}); it needs {needed:.1%}, clearly "
                 f"above always answering {baseline!r} ({sum(a == baseline for a in labels) / total:.1%})")

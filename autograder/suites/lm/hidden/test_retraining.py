@@ -120,6 +120,10 @@ def test_retraining(student, reference, parts, seed):
                 notes.append(f"{stage.__doc__} failed: {exc}\n{timing_note(budget)}")
     details = "\n".join(note for note in notes if note)
     verdicts = gates.judge(figures, THRESHOLDS.gates)
+    parts.figure("cloze probe", figures.get("cloze"), at_least=THRESHOLDS.gates.cloze_min)
+    parts.figure("final pretraining loss", figures.get("pretrain_loss"), at_most=THRESHOLDS.gates.pretrain_loss_max)
+    parts.figure("finetune-only accuracy", figures.get("scratch_train_acc"),
+                 at_least=THRESHOLDS.gates.scratch_train_acc_min)
     for verdict in verdicts:
         with parts(verdict.part, verdict.weight):
             assert verdict.passed, f"{verdict.message}\n{details}".strip()
