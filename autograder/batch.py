@@ -66,13 +66,17 @@ class Interrupted(KeyboardInterrupt):
 
 @dataclass
 class Job:
-    """One submission to grade; ``skip_tags``: tags of tests not to run for it (see ``runner.grade_one``)."""
+    """One submission to grade; ``skip_tags``: tags of tests not to run for it (see ``runner.grade_one``); ``secret``:
+    the hidden seed to grade under instead of the term's, with ``hidden_only`` (``autograder validate`` draws the
+    hidden tests' inputs under fresh secrets)."""
 
     name: str
     source: Path
     assignment: str | None
     problem: str = ""
     skip_tags: tuple[str, ...] = ()
+    secret: str | None = None
+    hidden_only: bool = False
 
 
 def detect(path: Path) -> str | None:
@@ -373,11 +377,12 @@ def grade_job(job: Job, out_dir: Path, *, public_only: bool = False, oracle: str
     assignment = assignments.load(job.assignment)
     tags = list(dict.fromkeys((*skip_tags, *job.skip_tags)))
     spec = {"assignment": job.assignment, "submission": os.path.abspath(job.source), "out": os.path.abspath(out_dir),
-            "name": job.name, "oracle": oracle, "public_only": public_only, "skip_tags": tags}
+            "name": job.name, "oracle": oracle, "public_only": public_only, "hidden_only": job.hidden_only,
+            "skip_tags": tags}
     if metadata is not None:
         spec["metadata"] = os.path.abspath(metadata)
-    if SECRET_ENV in os.environ:
-        spec["secret"] = os.environ[SECRET_ENV]
+    if job.secret is not None or SECRET_ENV in os.environ:
+        spec["secret"] = job.secret if job.secret is not None else os.environ[SECRET_ENV]
     limit = assignment.submission_timeout + HARD_LIMIT_MARGIN
     problem = ""
     with open(out_dir / "runner.log", "wb") as log:

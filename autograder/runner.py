@@ -44,11 +44,11 @@ from autograder.submission import SubmissionError, stage
 
 PR_SET_PDEATHSIG = 1
 # What a job may say: the assignment, the submission (a folder or zip) and its name in the results, where to write
-# (out), public tests only, the oracle mode, where to record expectations (record_to), Gradescope's metadata file,
-# tags of tests not to run, the term's secret (AUTOGRADER_SECRET, kept out of the runner's environment), the folder
-# for temporary files and when the batch started the runner.
-JOB_FIELDS = {"assignment", "submission", "out", "name", "public_only", "oracle", "record_to", "metadata", "skip_tags",
-              "secret", "tmp", "started"}
+# (out), public (or hidden) tests only, the oracle mode, where to record expectations (record_to), Gradescope's
+# metadata file, tags of tests not to run, the term's secret (AUTOGRADER_SECRET, kept out of the runner's
+# environment), the folder for temporary files and when the batch started the runner.
+JOB_FIELDS = {"assignment", "submission", "out", "name", "public_only", "hidden_only", "oracle", "record_to",
+              "metadata", "skip_tags", "secret", "tmp", "started"}
 
 
 class OutOfTime(KeyboardInterrupt):
@@ -63,7 +63,7 @@ class Stopped(KeyboardInterrupt):
 
 
 def grade_one(assignment: assignments.Assignment, source: Path, out_dir: Path | None, *, name: str,
-              public_only: bool = False, oracle_mode: str = "auto",
+              public_only: bool = False, hidden_only: bool = False, oracle_mode: str = "auto",
               secret: str | None = None, record_to: Path | None = None, metadata: Metadata | None = None,
               skip_tags: tuple[str, ...] | list[str] = (), requested: float | None = None) -> Results:
     """Grade ``source`` against ``assignment``'s suite; write into ``out_dir`` when given. ``requested``: when (epoch
@@ -113,7 +113,7 @@ def grade_one(assignment: assignments.Assignment, source: Path, out_dir: Path | 
     Stopped.requested = False
     try:
         with contextlib.redirect_stdout(log):
-            code = pytest.main(pytest_args(assignment, public_only), plugins=[plugin])
+            code = pytest.main(pytest_args(assignment, public_only, hidden_only), plugins=[plugin])
     except KeyboardInterrupt:  # OutOfTime or Stopped, outside a test
         code = pytest.ExitCode.INTERRUPTED
     finally:
@@ -238,10 +238,12 @@ def manual_results(assignment: assignments.Assignment, root: Path | None) -> lis
     return out
 
 
-def pytest_args(assignment: assignments.Assignment, public_only: bool) -> list[str]:
-    paths = [assignment.public_dir]
+def pytest_args(assignment: assignments.Assignment, public_only: bool, hidden_only: bool = False) -> list[str]:
+    paths = [] if hidden_only else [assignment.public_dir]
     if not public_only and assignment.hidden_dir.is_dir():
         paths.append(assignment.hidden_dir)
+    if not paths:
+        raise assignments.AssignmentError(f"{assignment.name} has no hidden tests to run")
     # --assert=plain: a failing `assert x, "message"` reads "message", without pytest's introspection.
     # --tb=native: students read the plugin's words, never pytest's report, whose default traceback (the source of
     # every frame, parsed) cost 40 ms per failed test; the runner's log keeps a plain traceback for the staff.
@@ -312,8 +314,9 @@ def main(argv: list[str] | None = None) -> int:
     assignment = assignments.load(job["assignment"])
     metadata = Metadata.read(Path(job["metadata"])) if job.get("metadata") else None
     grade_one(assignment, Path(job["submission"]), Path(job["out"]) if job.get("out") else None, name=job["name"],
-              public_only=bool(job.get("public_only")), oracle_mode=job.get("oracle", "auto"),
-              record_to=Path(job["record_to"]) if job.get("record_to") else None, metadata=metadata,
+              public_only=bool(job.get("public_only")), hidden_only=bool(job.get("hidden_only")),
+              oracle_mode=job.get("oracle", "auto"), metadata=metadata,
+              record_to=Path(job["record_to"]) if job.get("record_to") else None,
               skip_tags=list(job.get("skip_tags", [])), secret=job.get("secret"), requested=job.get("started"))
     return 0
 

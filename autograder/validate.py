@@ -5,12 +5,17 @@ untouched skeleton (must earn none); and every mutant in ``tests/mutants/<name>/
 lose points) without the costly tests tagged in ``MUTANT_SKIP_TAGS``: retraining a model takes
 minutes, so every mutant must be caught by a cheap test, and CI retrains only the reference.
 Then, with the public tests only and the recorded expectations that students use: the reference
-(full public marks) and the skeleton (none). It prints the matrix of which tests each subject
-fails; any broken expectation fails validation.
+(full public marks) and the skeleton (none). Then the hidden tests again, under ``FRESH_SECRETS`` instead of
+the committed one (a term's secret draws the hidden inputs): the reference must keep every point, no mutant may
+escape, and no hidden test's verdict on a subject may change with the secret, since a draw that does not
+exercise what its test checks (one key, where any scaling gives the same weights) passes a mistake under one
+secret only. Those runs skip the runtime tests too: their inputs are fixed shapes, and they are the costly
+ones. It prints the matrix of which tests each subject fails; any broken expectation fails validation.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
@@ -21,6 +26,8 @@ from autograder import batch, mutants
 from autograder.results import Results, points
 
 MUTANT_SKIP_TAGS = ("retraining",)
+FRESH_SECRETS = ("validate-fresh-1", "validate-fresh-2")
+FRESH_SKIP_TAGS = ("retraining", "runtime")
 
 
 def validate(names: list[str], out: Path, workers: int) -> bool:
@@ -38,6 +45,13 @@ def validate(names: list[str], out: Path, workers: int) -> bool:
         public = batch.grade_all(jobs[:2], out / name / "replayed", workers=workers, public_only=True,
                                  oracle="replay", progress=False)
         problems = _judge(full, public)
+        if assignment.hidden_dir.is_dir():
+            for number, secret in enumerate(FRESH_SECRETS):
+                fresh = [dataclasses.replace(job, secret=secret, hidden_only=True, skip_tags=FRESH_SKIP_TAGS)
+                         for job in jobs]
+                graded = batch.grade_all(fresh, out / name / f"fresh-{number + 1}", workers=workers, oracle="live",
+                                         progress=False)
+                problems += _judge_secret(secret, full, graded)
         print(_matrix(name, full))
         for problem in problems:
             console.print(f"[red]FAIL[/red] {name}: {problem}")
@@ -80,6 +94,30 @@ def _judge(full: list[Results], public: list[Results]) -> list[str]:
                         "run `autograder build`")
     if replay_skeleton.score > 0:
         problems.append("with recorded expectations the skeleton earns public points")
+    return problems
+
+
+def _judge_secret(secret: str, full: list[Results], fresh: list[Results]) -> list[str]:
+    """What changed when the hidden tests drew their inputs under ``secret`` (``fresh``) instead of the committed
+    one (``full``)."""
+    problems = []
+    for committed, results in zip(full, fresh, strict=True):
+        passed = {t.name: t.score >= t.max_score for t in committed.tests}
+        if committed.submission == "reference":
+            failing = [t.name for t in results.tests if t.score < t.max_score]
+            if failing:
+                problems.append(f"under the secret {secret!r} the reference loses points on: {', '.join(failing)}")
+            continue
+        changed = [t.name for t in results.tests if t.name in passed and passed[t.name] != (t.score >= t.max_score)]
+        if changed:
+            problems.append(f"{committed.submission}: under the secret {secret!r} the verdict of "
+                            f"{', '.join(changed)} changes: make its draw exercise what it checks whatever the secret")
+        rerun = {t.name for t in results.tests}
+        if committed.submission.startswith("mutant-") and all(t.score >= t.max_score for t in results.tests) and all(
+                passed[name] for name in passed.keys() - rerun):
+            problems.append(f"{committed.submission} loses no points under the secret {secret!r}")
+        if committed.submission == "skeleton" and results.score > 0:
+            problems.append(f"under the secret {secret!r} the untouched skeleton earns hidden points")
     return problems
 
 

@@ -14,7 +14,7 @@ from conftest import MASKING, REPO, find_test, reference_with
 
 from autograder import cli
 from autograder.results import Results, TestResult
-from autograder.validate import _judge
+from autograder.validate import _judge, _judge_secret
 
 GRADESCOPE_TEST_KEYS = {"name", "number", "score", "max_score", "status", "output", "visibility", "tags",
                         "extra_data"}
@@ -104,6 +104,22 @@ def test_validate_flags_what_it_must():
     assert any("skeleton earns points" in p for p in problems)
     assert any("mutant-b loses no points" in p for p in problems)
     assert any("recorded expectations the skeleton" in p for p in problems)
+
+
+def test_validate_flags_hidden_verdicts_that_depend_on_the_secret():
+    committed = [_results("reference", [(1, 1), (2, 2)]), _results("skeleton", [(0, 1), (0, 2)]),
+                 _results("mutant-a", [(0, 1), (2, 2)]), _results("mutant-b", [(1, 1), (0, 2)])]
+    assert _judge_secret("s", committed, committed) == []
+    fresh = [_results("reference", [(1, 1), (1, 2)]), _results("skeleton", [(0, 1), (2, 2)]),
+             _results("mutant-a", [(1, 1), (2, 2)]), _results("mutant-b", [(1, 1), (0, 2)])]
+    problems = _judge_secret("s", committed, fresh)
+    assert problems == ["under the secret 's' the reference loses points on: t1",
+                        "skeleton: under the secret 's' the verdict of t1 changes: make its draw exercise what it "
+                        "checks whatever the secret",
+                        "under the secret 's' the untouched skeleton earns hidden points",
+                        "mutant-a: under the secret 's' the verdict of t0 changes: make its draw exercise what it "
+                        "checks whatever the secret",
+                        "mutant-a loses no points under the secret 's'"]
 
 
 def test_unknown_assignment_is_a_clear_error(caplog):

@@ -19,7 +19,7 @@ def reference():
     return implementations.load(MASKING.solution_dir, MASKING.modules)
 
 
-@pytest.mark.parametrize("name", ["no_scaling", "softmax_wrong_axis", "mask_after_softmax"])
+@pytest.mark.parametrize("name", ["no_scaling", "softmax_wrong_axis", "mask_after_softmax", "large_negative_fill"])
 def test_every_sdpa_draw_tells_the_mistake_apart(reference, name):
     wrong = next(m for m in mutants.catalog(MASKING) if m.name == name).implementation
     for seed in SECRETS:

@@ -70,7 +70,22 @@ def test_validate_skips_retraining_for_mutants_only(tmp_path, monkeypatch):
 
     monkeypatch.setattr(batch, "grade_all", fake_grade_all)
     assert validate.validate(["masking"], tmp_path, workers=1)
-    subjects = {job.name: job.skip_tags for job in graded}
+    subjects = {job.name: job.skip_tags for job in graded if job.secret is None}
     assert subjects.pop("reference") == subjects.pop("skeleton") == ()
     assert subjects and set(subjects.values()) == {validate.MUTANT_SKIP_TAGS}
     assert "retraining" in validate.MUTANT_SKIP_TAGS
+
+
+def test_validate_draws_the_hidden_tests_again_under_fresh_secrets(tmp_path, monkeypatch):
+    graded = []
+
+    def fake_grade_all(jobs, out, **options):
+        graded.extend(jobs)
+        return [_results(job.name, [(0, 1) if job.name != "reference" else (1, 1)]) for job in jobs]
+
+    monkeypatch.setattr(batch, "grade_all", fake_grade_all)
+    assert validate.validate(["masking"], tmp_path, workers=1)
+    fresh = [job for job in graded if job.secret is not None]
+    assert {job.secret for job in fresh} == set(validate.FRESH_SECRETS)
+    assert len(fresh) == len(validate.FRESH_SECRETS) * len({job.name for job in graded if job.secret is None})
+    assert all(job.hidden_only and "runtime" in job.skip_tags and "retraining" in job.skip_tags for job in fresh)

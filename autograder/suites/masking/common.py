@@ -34,18 +34,21 @@ def qkv(batch: tuple[int, ...], t_q: int, t_k: int, d_k: int, d_v: int, seed: in
 
 
 def sdpa_draw(seed: int, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Random (q, k, v, mask) for scaled_dot_product_attention, (b, h, t_q, .) with b, h, t_q in 1..6, 3 to 6 keys
-    and widths d_k, d_v of 2 to 16. The first query keeps the first two keys and not the last, so that every draw
-    tells a wrong scale, a wrong axis or a mask applied late from the right answer (one key, d_k = 1 or a mask
-    that keeps everything would not)."""
+    """Random (q, k, v, mask) for scaled_dot_product_attention, (b, h, t_q, .) with b, h in 1..6, 2 to 6 queries,
+    3 to 6 keys and widths d_k, d_v of 2 to 16. The first query keeps the first two keys and not the last, and the
+    last query keeps none, so that every draw tells a wrong scale, a wrong axis, a mask applied late or a fully
+    masked row that is not all zeros from the right answer (one key, d_k = 1 or a mask that keeps everything would
+    not)."""
     g = generator(seed + 10)
-    b, h, t_q = (int(n) for n in torch.randint(1, 7, (3,), generator=g))
+    b, h = (int(n) for n in torch.randint(1, 7, (2,), generator=g))
+    t_q = int(torch.randint(2, 7, (1,), generator=g))
     t_k = int(torch.randint(3, 7, (1,), generator=g))
     d_k, d_v = (int(n) for n in torch.randint(2, 17, (2,), generator=g))
     q, k, v = qkv((b, h), t_q, t_k, d_k, d_v, seed, dtype)
     mask = key_mask((b, 1, t_q, t_k), seed, keep=0.6)
     mask[..., 0, :2] = True
     mask[..., 0, -1] = False
+    mask[..., -1, :] = False
     return q, k, v, mask
 
 
