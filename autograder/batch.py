@@ -48,6 +48,7 @@ from autograder import forking, permissions
 from autograder.assignment import SECRET_ENV
 from autograder.results import Results, TestResult, atomic_write, points
 from autograder.sandbox import COLD_ENV, Isolation, become_subreaper, reap_children
+from autograder.submission import unreadable_zip
 
 ZYGOTES: dict[tuple, forking.Zygote] = {}  # the runner zygotes, by (side by side, isolation mode)
 
@@ -150,11 +151,14 @@ def _job(name: str, path: Path, forced: str | None) -> Job:
     and says why)."""
     if forced:
         return Job(name, path, forced)
-    if path.is_file() and path.suffix.lower() == ".zip" and not zipfile.is_zipfile(path):
-        return Job(name, path, None, f"{path.name} is not a zip file (it may be damaged or renamed); create it "
-                                     "again, for example with `zip -r submission.zip FOLDER`")
+    if path.is_file() and path.suffix.lower() == ".zip":
+        try:
+            zipfile.ZipFile(path).close()
+        except (zipfile.BadZipFile, OSError) as exc:
+            return Job(name, path, None, unreadable_zip(path, exc))
     if path.is_dir() and not _files(path, SEARCH_DEPTH):
-        return Job(name, path, None, f"{path.name} holds no files")
+        return Job(name, path, None, f"{path.name} holds no files; a submission is a folder or zip holding one "
+                                     "assignment's files (`autograder list` names them)")
     return Job(name, path, detect(path))
 
 

@@ -124,7 +124,7 @@ def test_grade_with_nothing_to_grade(tmp_path, caplog):
               for name in ("notes", "empty", "notazip")}
     assert "could not tell which assignment" in output["notes"]
     assert "empty holds no files" in output["empty"]
-    assert "notazip.zip is not a zip file" in output["notazip"] and "which assignment" not in output["notazip"]
+    assert "notazip.zip is not a readable zip file" in output["notazip"] and "which assignment" not in output["notazip"]
     errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
     assert errors[:3] == [f"not graded: {name}: {output[name].removeprefix('Your submission could not be graded: ')}"
                           .rstrip(".") for name in ("notes", "empty", "notazip")]
