@@ -48,12 +48,17 @@ from autograder import forking, permissions
 from autograder.assignment import SECRET_ENV
 from autograder.results import Results, TestResult, atomic_write, points
 from autograder.sandbox import COLD_ENV, Isolation, become_subreaper, reap_children
+from autograder.submission import unreadable_zip
 
 ZYGOTES: dict[tuple, forking.Zygote] = {}  # the runner zygotes, by (side by side, isolation mode)
 
 SEARCH_DEPTH = 3
 HARD_LIMIT_MARGIN = 120.0
 STOP_GRACE_SECONDS = 5.0  # after SIGTERM, a runner has this long to stop its workers before it is killed
+
+
+class UnreadablePath(Exception):
+    """A path given to ``grade`` does not exist or cannot be read: nothing is graded (the message says which)."""
 
 
 class Interrupted(KeyboardInterrupt):
@@ -109,16 +114,19 @@ def detect(path: Path) -> str | None:
 
 
 def discover(paths: list[Path], forced: str | None = None) -> list[Job]:
-    """Expand command-line paths into jobs with unique names."""
+    """Expand command-line paths into jobs with unique names; ``UnreadablePath`` when one does not exist or cannot
+    be read (checked for every path before any is searched, so that nothing is graded)."""
+    paths = [Path(path) for path in paths]
+    for path in paths:
+        if not path.exists():
+            raise UnreadablePath(f"{path} does not exist")
+        if not os.access(path, os.R_OK | (os.X_OK if path.is_dir() else 0)):
+            raise UnreadablePath(f"{path} cannot be read (permission denied)")
     jobs: list[Job] = []
     for path in paths:
-        path = Path(path)
-        if not path.exists():
-            jobs.append(Job(path.name or str(path), path, forced, f"{path} does not exist"))
-            continue
         found = _search(path, forced, depth=0)
         if not found:  # an explicit path is always graded, even when it holds nothing recognisable
-            found = [Job(_stem(path), path, forced or detect(path))]
+            found = [_job(_stem(path), path, forced)]
         jobs += found
     seen: dict[str, int] = {}
     for job in jobs:
@@ -131,7 +139,7 @@ def discover(paths: list[Path], forced: str | None = None) -> list[Job]:
 
 def _search(path: Path, forced: str | None, depth: int, prefix: str = "") -> list[Job]:
     if _is_submission(path, forced):
-        return [Job(prefix + _stem(path), path, forced or detect(path))]
+        return [_job(prefix + _stem(path), path, forced)]
     if not path.is_dir() or depth >= SEARCH_DEPTH:
         return []
     jobs = []
@@ -139,6 +147,23 @@ def _search(path: Path, forced: str | None, depth: int, prefix: str = "") -> lis
         if not child.name.startswith(".") and child.name not in ("__pycache__", "__MACOSX") and _followable(child):
             jobs += _search(child, forced, depth + 1, f"{prefix}{path.name}-" if depth > 0 else prefix)
     return jobs
+
+
+def _job(name: str, path: Path, forced: str | None) -> Job:
+    """The job for a submission at ``path``; without ``forced``, what stops detection is said first (a zip that is
+    not one, an empty folder), else the detected assignment (with ``forced``, the runner lists every test at zero
+    and says why)."""
+    if forced:
+        return Job(name, path, forced)
+    if path.is_file() and path.suffix.lower() == ".zip":
+        try:
+            zipfile.ZipFile(path).close()
+        except (zipfile.BadZipFile, OSError) as exc:
+            return Job(name, path, None, unreadable_zip(path, exc))
+    if path.is_dir() and not _files(path, SEARCH_DEPTH):
+        return Job(name, path, None, f"{path.name} holds no files; a submission is a folder or zip holding one "
+                                     "assignment's files (`autograder list` names them)")
+    return Job(name, path, detect(path))
 
 
 def _is_submission(path: Path, forced: str | None) -> bool:
@@ -213,7 +238,7 @@ def grade_all(jobs: list[Job], out: Path, *, workers: int = 1, public_only: bool
             future.result()
     bar.close()
     collected = [finished[index] for index in sorted(finished)]
-    write_gradebook(collected, out / "gradebook.csv")
+    write_gradebook([results for results in collected if results.tests], out / "gradebook.csv")
     write_manual_answers(collected, out / "manual_answers.csv")
     atomic_write(out / "summary.md", summary_markdown(collected))
     if runners.stopping:
@@ -433,6 +458,12 @@ def read_results(path: Path) -> Results | None:
         return None
 
 
+def not_graded(collected: list[Results]) -> list[Results]:
+    """The submissions that got no grade: not recognised or refused as handed in, or the grader failed."""
+    return [results for results in collected
+            if str(results.extra_data.get("status", "")).startswith(("not graded", "grader failed"))]
+
+
 def write_gradebook(collected: list[Results], path: Path, students: dict | None = None) -> None:
     """One row per submission: totals, then one column per test (in first-seen order).
 
@@ -470,11 +501,17 @@ def summary_table(collected: list[Results]) -> Table:
         table.add_column(column, justify=justify, no_wrap=True, overflow="ellipsis",
                          max_width=60 if column == "status" else None)
     for results in collected:
-        passed = sum(t.status == "passed" for t in results.tests)
         score = f"{points(results.score)} / {points(results.max_score)}"
-        table.add_row(results.submission, results.assignment, score, f"{passed}/{len(results.tests)}",
+        table.add_row(results.submission, results.assignment, score, passed(results),
                       f"{results.execution_time:.1f}", _status(results))
     return table
+
+
+def passed(results: Results) -> str:
+    """"passed/tests" among the tests that carry points: a 0-point test (a written answer for human graders, a rule
+    report, a check run elsewhere) informs and is not counted, so a submission that did not load reads 0/N."""
+    scored = [test for test in results.tests if test.max_score > 0]
+    return f"{sum(test.status == 'passed' for test in scored)}/{len(scored)}"
 
 
 def write_manual_answers(collected: list[Results], path: Path) -> None:
@@ -497,9 +534,8 @@ def _status(results: Results, limit: int = 80) -> str:
 def summary_markdown(collected: list[Results]) -> str:
     lines = ["| submission | assignment | score | passed | time (s) | status |", "|---|---|---|---|---|---|"]
     for results in collected:
-        passed = sum(t.status == "passed" for t in results.tests)
         score = f"{points(results.score)} / {points(results.max_score)}"
-        lines.append(f"| {results.submission} | {results.assignment} | {score} | {passed}/{len(results.tests)} "
+        lines.append(f"| {results.submission} | {results.assignment} | {score} | {passed(results)} "
                      f"| {results.execution_time:.1f} | {_status(results)} |")
     return "\n".join(lines) + "\n"
 

@@ -37,6 +37,7 @@ BEGIN = re.compile(r"^(?P<indent>\s*)# BEGIN SOLUTION\b:?\s*(?P<hint>.*)$")
 END = re.compile(r"^\s*# END SOLUTION\s*$")
 LINE = re.compile(r"^(?P<indent>\s*)(?P<code>\S.*?)\s*# SOLUTION\b:?\s*(?P<hint>.*)$")
 SKIP = {"__pycache__", ".ipynb_checkpoints"}
+HAND_IN = ".predictions"  # what the reference hands in beside its code (the lm's holds the test answers): no starter
 
 
 class BuildError(Exception):
@@ -114,7 +115,7 @@ def skeleton_files(assignment: assignments.Assignment) -> dict[str, bytes]:
     files = {}
     for path in sorted(assignment.solution_dir.rglob("*")):
         relative = path.relative_to(assignment.solution_dir)
-        if not path.is_file() or SKIP & set(relative.parts):
+        if not path.is_file() or SKIP & set(relative.parts) or path.suffix == HAND_IN:
             continue
         if path.suffix == ".py":
             files[str(relative)] = strip_solutions(path.read_text(), str(relative)).encode()

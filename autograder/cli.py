@@ -1,15 +1,5 @@
-"""The ``autograder`` command: grade, check, validate, build, list.
-
-    autograder grade PATHS... --out DIR [--jobs N]   instructors: one results folder per submission
-    autograder report RESULTS [--submissions PATHS]  instructors: the class report (report.html) of a results folder
-    autograder check NAME [FOLDER]                   students: the public tests on a working copy
-    autograder validate [NAMES...]                   CI: reference full marks, skeleton none, mutants caught
-    autograder build [NAMES...] [--check]            skeletons and recorded expectations from solutions/
-    autograder dist student [NAMES...] --out DIR     instructors: student zips, refused if anything hidden leaks
-    autograder dist gradescope [NAMES...] --out DIR  instructors: Gradescope autograder zips
-    autograder zip NAME [FOLDER] [EXTRA...]          students: the submission zip, exactly the required files
-    autograder world --out DIR [--seed S] [--people N] a generated LM world (wiki.txt and the tsv files)
-    autograder list                                  the assignments this installation knows
+"""The ``autograder`` command (``build_parser`` lists its subcommands, each with a summary and an example):
+students check and zip their work; instructors grade, build zips and worlds; maintainers build and validate.
 """
 
 from __future__ import annotations
@@ -21,6 +11,7 @@ import os
 import sys
 import tempfile
 import zipfile
+from importlib.metadata import version
 from pathlib import Path
 
 from rich.console import Console
@@ -38,12 +29,56 @@ INSTRUCTOR_COMMANDS = {"grade": "autograder.runner_zygote", "validate": "autogra
                        "build": "autograder.build", "dist": "autograder.dist"}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="autograder", description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    commands = parser.add_subparsers(dest="command", required=True)
+DESCRIPTION = """Autograded transformer assignments and the sandboxed grader that scores them.
+Students: check, zip. Instructors: grade, dist, world, list.
+Maintainers: build, validate."""
 
-    grade = commands.add_parser("grade", help="grade submission folders or zips")
+CHECK_DESCRIPTION = """Run the public tests of an assignment on your files (in a sandbox) and print your
+score on them and, for every test, PASS or FAIL with what is wrong: the first
+wrong index, the largest error, the known mistake it looks like. The hidden
+tests, run when you hand in, use other inputs and check more.
+
+exit status: 0 every public test passed; 1 some failed; 2 the folder or the
+assignment cannot be used (nothing was graded); 130 stopped (Ctrl-C)."""
+
+GRADE_DESCRIPTION = """Grade submissions (folders or zips, or folders of them): a results folder each
+(results.json in Gradescope's format, feedback.md, grader.log), gradebook.csv,
+summary.md and a table.
+
+exit status: 0 every submission was graded; 1 some were not (each is listed at
+the end with the reason: not a zip, no assignment's files, ...); 2 a path does
+not exist or cannot be read, or holds no submission (nothing was written);
+130 stopped (Ctrl-C)."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: every subcommand with a one-line summary, in the top-level help with an example."""
+    parser = argparse.ArgumentParser(prog="autograder", description=DESCRIPTION,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version('transformer-autograder')}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", title="commands")
+    examples: list[str] = []
+
+    def command(name: str, summary: str, example: str, description: str | None = None) -> argparse.ArgumentParser:
+        examples.append(f"  {example}")
+        return commands.add_parser(name, help=summary, description=description or summary + ".",
+                                   epilog=f"example:\n  {example}",
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+
+    check = command("check", "students: run the public tests on your files, see what is wrong",
+                    "autograder check masking masking/", CHECK_DESCRIPTION)
+    check.add_argument("assignment", help="assignment name, e.g. masking")
+    check.add_argument("folder", nargs="?", type=Path, default=Path("."), help="folder with your files (default .)")
+
+    pack = command("zip", "students: zip exactly the files to hand in",
+                   "autograder zip lm lm/ vanilla.test.predictions")
+    pack.add_argument("assignment", help="assignment name, e.g. masking")
+    pack.add_argument("folder", nargs="?", type=Path, default=Path("."), help="folder with your files (default .)")
+    pack.add_argument("extra", nargs="*", type=Path, help="more files to hand in (a predictions file, ...)")
+    pack.add_argument("--out", type=Path, help="the zip to write (default: NAME-submission.zip here)")
+
+    grade = command("grade", "instructors: grade submissions into a results folder",
+                    "autograder grade submissions/ --out results/ --jobs 4", GRADE_DESCRIPTION)
     grade.add_argument("paths", nargs="+", type=Path, help="submissions (folders or zips), or folders of them")
     grade.add_argument("--out", type=Path, required=True, help="results folder (one subfolder per submission)")
     grade.add_argument("--jobs", type=int, default=1, help="submissions graded in parallel (default 1)")
@@ -53,41 +88,41 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--skip-tag", action="append", default=[], metavar="TAG",
                        help="do not run the tests tagged TAG (e.g. retraining); repeatable; they carry no points")
 
-    report = commands.add_parser("report", help="write the class report (report.html) and per-assignment gradebooks")
+    report = command("report", "instructors: the class report (report.html) of a results folder",
+                     "autograder report results/ --submissions submissions/")
     report.add_argument("results", type=Path, help="a results folder written by `autograder grade --out`")
     report.add_argument("--submissions", nargs="+", type=Path, default=[], metavar="PATH",
                         help="the folders or zips that were graded (the same paths as to grade): adds the similarity "
                              "check and Gradescope's student names")
 
-    check = commands.add_parser("check", help="run the public tests on your working copy")
-    check.add_argument("assignment", help="assignment name, e.g. masking")
-    check.add_argument("folder", nargs="?", type=Path, default=Path("."), help="folder with your files (default .)")
-
-    validate = commands.add_parser("validate", help="reference full marks, skeleton none, every mutant loses")
-    validate.add_argument("names", nargs="*", help="assignments (default: all)")
-    validate.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2)), help="parallel gradings")
-    validate.add_argument("--out", type=Path, help="keep the graded results here")
-
-    build = commands.add_parser("build", help="generate assignments/ and public expectations from solutions/")
-    build.add_argument("names", nargs="*", help="assignments (default: all)")
-    build.add_argument("--check", action="store_true", help="only report what is out of date (for CI)")
-
-    dist = commands.add_parser("dist", help="build the student zips or the Gradescope autograder zips")
+    dist = command("dist", "instructors: build the student zips or the Gradescope zips",
+                   "autograder dist gradescope masking --out dist/ --secret NEW-TERM-SECRET")
     dist.add_argument("kind", choices=["student", "gradescope"], help="what to build")
     dist.add_argument("names", nargs="*", help="assignments (default: all; student also writes student-all.zip)")
     dist.add_argument("--out", type=Path, required=True, help="folder for the zips")
     dist.add_argument("--secret", help="gradescope: the term's hidden seed to put in the zip (default: hidden/SECRET)")
 
-    pack = commands.add_parser("zip", help="zip your files for submission")
-    pack.add_argument("assignment", help="assignment name, e.g. masking")
-    pack.add_argument("folder", nargs="?", type=Path, default=Path("."), help="folder with your files (default .)")
-    pack.add_argument("extra", nargs="*", type=Path, help="more files to hand in (a predictions file, ...)")
-    pack.add_argument("--out", type=Path, help="the zip to write (default: NAME-submission.zip here)")
+    world.add_arguments(command("world", "instructors: generate a fictional world for lm",
+                                "autograder world --seed 7 --out world/"))
+    command("list", "the assignments, and the files each one hands in", "autograder list")
 
-    world.add_arguments(commands.add_parser("world", help="generate a fictional world for the lm assignment"))
+    build = command("build", "maintainers: skeletons and expectations from solutions/",
+                    "autograder build --check")
+    build.add_argument("names", nargs="*", help="assignments (default: all)")
+    build.add_argument("--check", action="store_true", help="only report what is out of date (for CI)")
 
-    commands.add_parser("list", help="list the assignments")
+    validate = command("validate", "maintainers: reference full, skeleton none, mutants caught",
+                       "autograder validate masking --jobs 2")
+    validate.add_argument("names", nargs="*", help="assignments (default: all)")
+    validate.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2)), help="parallel gradings")
+    validate.add_argument("--out", type=Path, help="keep the graded results here")
 
+    parser.epilog = "examples (`autograder COMMAND --help` says more):\n" + "\n".join(examples)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
     options = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     needed = INSTRUCTOR_COMMANDS.get(options.command)
@@ -113,7 +148,11 @@ def cmd_grade(options) -> int:
     isolation = Isolation.detect()
     if isolation.mode != "namespaces":
         log.warning("note: %s", isolation.note())
-    jobs = batch.discover(options.paths, options.assignment)
+    try:
+        jobs = batch.discover(options.paths, options.assignment)
+    except batch.UnreadablePath as exc:
+        log.error("error: %s; nothing was graded", exc)
+        return 2
     if not jobs:
         log.error("error: no submissions found under %s", ", ".join(map(str, options.paths)))
         return 2
@@ -125,6 +164,13 @@ def cmd_grade(options) -> int:
     if not options.quiet:
         batch.print_summary(collected)
         log.info("results: %s (report.html, gradebook.csv, summary.md, one folder per submission)", options.out)
+    missed = batch.not_graded(collected)
+    for results in missed:
+        log.error("not graded: %s: %s", results.submission, results.extra_data["status"].split(": ", 1)[1])
+    if missed:
+        log.error("error: %d of %d submissions were not graded (listed above; each one's feedback.md in %s says "
+                  "why)", len(missed), len(collected), options.out)
+        return 1
     return 0
 
 
@@ -147,9 +193,18 @@ def cmd_check(options) -> int:
 
     assignment = assignments.load(options.assignment)
     folder = options.folder.resolve()
+    if not folder.is_dir():
+        log.error("error: %s %s; give the folder that holds your %s (`autograder check %s FOLDER`)", options.folder,
+                  "is not a folder" if folder.exists() else "does not exist", ", ".join(assignment.files),
+                  assignment.name)
+        return 2
     results = grade_one(assignment, folder, None, name=folder.name, public_only=True)
-    if results.extra_data.get("status") == "incomplete: the grader was stopped":
+    status = results.extra_data.get("status", "")
+    if status == "incomplete: the grader was stopped":
         raise KeyboardInterrupt
+    if status.startswith("not graded: "):
+        log.error("error: %s", status.removeprefix("not graded: "))
+        return 2
     console = Console()
     console.print(Markdown(results.feedback()))
     if results.score < results.max_score:

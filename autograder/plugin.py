@@ -28,7 +28,7 @@ from autograder import checks
 from autograder.assignment import Assignment
 from autograder.grading import Parts, derive_seed
 from autograder.oracle import Oracle
-from autograder.proxy import ForbiddenAPI, Student, StudentCodeFailure
+from autograder.proxy import ForbiddenAPI, GraderFailure, Student, StudentCodeFailure, SubmissionBroken
 from autograder.results import Results, TestResult
 from autograder.sandbox import Isolation
 from autograder.staticcheck import MODULE_LEVEL
@@ -248,6 +248,9 @@ class GradingPlugin:
             if printed.strip():
                 messages.append(f"Your code printed:\n```\n{printed.rstrip()}\n```")
             messages += self._carried_notes(item, marker)
+            unloaded = self._unloaded(parts, call.excinfo)
+            if unloaded:
+                messages = [unloaded]
         if parts is not None:
             self.session.log += parts.grader_errors
             if parts.figures:
@@ -259,6 +262,22 @@ class GradingPlugin:
         self.session.results.tests.append(test)
         self.session.results.execution_time = time.monotonic() - self.started
         self._write()
+
+    def _unloaded(self, parts: Parts | None, excinfo) -> str:
+        """For a failed test: a pointer to the top of the report when its only failure is that the submission could
+        not be staged or loaded, or that the grader could not start it (said once there, not under every test)."""
+        student = self.session.student
+        reasons = [reason for reason in (student.broken, student.grader_problem) if reason]
+        if not reasons or (excinfo is not None and not isinstance(excinfo.value, SubmissionBroken | GraderFailure)):
+            return ""
+        errors = [error for _, _, error in parts.results if error is not None] if parts is not None else []
+        if (excinfo is None and not errors) or not all(any(r in error for r in reasons) for error in errors):
+            return ""
+        if student.grader_problem:
+            return "Not run: the grader could not run your code (see the top of this report)."
+        if student.root is None:
+            return "Not run: your submission could not be graded as handed in (see the top of this report)."
+        return "Not run: your code did not load (see the top of this report)."
 
     def _write(self) -> None:
         """Write results.json: the tests finished so far, then every other collected test at zero, marked pending."""

@@ -95,7 +95,11 @@ def read(out: Path) -> list[Results]:
 def sources_for(collected: list[Results], paths: list[Path]) -> dict[str, Path]:
     """Where each graded submission came from: ``paths`` discovered as ``grade`` discovers them, matched by name."""
     graded = {r.submission for r in collected}
-    found = {job.name: job.source for job in batch.discover(paths) if not job.problem and job.source.exists()}
+    try:
+        jobs = batch.discover(paths)
+    except batch.UnreadablePath as exc:
+        raise ReportError(f"no submissions found under {', '.join(map(str, paths))}: {exc}") from None
+    found = {job.name: job.source for job in jobs if not job.problem and job.source.exists()}
     matched = {name: source for name, source in found.items() if name in graded}
     if not found:
         raise ReportError(f"no submissions found under {', '.join(map(str, paths))}; pass the folders or zips that "

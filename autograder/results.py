@@ -54,14 +54,14 @@ class Results:
         return {
             "score": self.score,
             "execution_time": round(self.execution_time, 2),
-            "output": self.output,
+            "output": markdown_lines(self.output),
             "output_format": "md",
             "test_output_format": "md",
             "visibility": "visible",
             "stdout_visibility": "hidden",
             "extra_data": {"assignment": self.assignment, "submission": self.submission,
                            "max_score": self.max_score, **self.extra_data},
-            "tests": [asdict(t) for t in self.tests],
+            "tests": [{**asdict(t), "output": markdown_lines(t.output)} for t in self.tests],
         }
 
     @classmethod
@@ -94,7 +94,7 @@ class Results:
             lines.append(f"Graded on {device} in {self.execution_time:.1f} s.")
             lines.append("")
         if self.output:
-            lines += [self.output, ""]
+            lines += [markdown_lines(self.output), ""]
         for test in self.tests:
             mark = "PASS" if test.status == "passed" else "FAIL"
             if test.max_score == 0 and test.status == "passed":
@@ -102,9 +102,27 @@ class Results:
             note = "" if test.visibility == "visible" else f" _(visibility: {test.visibility})_"
             lines.append(f"## [{mark}] {test.name} ({points(test.score)}/{points(test.max_score)}){note}")
             if test.output:
-                lines += ["", test.output]
+                lines += ["", markdown_lines(test.output)]
             lines.append("")
         return "\n".join(lines)
+
+
+def markdown_lines(text: str) -> str:
+    """``text`` as Markdown that keeps its line breaks where Gradescope and the terminal render it.
+
+    Feedback is written line by line (a failed comparison's first wrong index, then its largest error; a list of
+    findings), and Markdown joins consecutive lines into one paragraph; so every line that another line follows
+    ends in a hard break (two spaces). Fenced code keeps its lines anyway and is left as it is; applying this twice
+    changes nothing (results are read back and written again).
+    """
+    lines = text.split("\n")
+    fenced = False
+    for index, line in enumerate(lines):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif not fenced and line.strip() and index + 1 < len(lines) and lines[index + 1].strip():
+            lines[index] = line.rstrip() + "  "
+    return "\n".join(lines)
 
 
 def points(value: float) -> str:

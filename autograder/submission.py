@@ -178,8 +178,13 @@ def _extract_zip(source: Path, target: Path) -> None:
                 with archive.open(member) as stream, open(destination, "wb") as out:
                     shutil.copyfileobj(stream, out)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, NotImplementedError, ValueError) as exc:
-        raise SubmissionError(f"{source.name} is not a readable zip file ({type(exc).__name__}: {exc}); "
-                              "create it again, for example with `zip -r submission.zip FOLDER`") from None
+        raise SubmissionError(unreadable_zip(source, exc)) from None
+
+
+def unreadable_zip(source: Path, exc: Exception) -> str:
+    """What to tell the student about a zip that ``exc`` says cannot be read (staging it, or detecting what it is)."""
+    return (f"{source.name} is not a readable zip file ({type(exc).__name__}: {exc}); create it again, for example "
+            "with `zip -r submission.zip FOLDER`")
 
 
 def _check_members(members: list[zipfile.ZipInfo]) -> None:

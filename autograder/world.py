@@ -261,7 +261,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(f"--{name}", type=int, help=f"override the size's {name.replace('-', '_')}")
     parser.add_argument("--public", action="store_true",
                         help="(re)generate the public world from the lm suite's hidden SECRET: data into "
-                             "solutions/lm/data, labels into autograder/suites/lm/hidden; then run "
+                             "solutions/lm/data, labels into autograder/suites/lm/hidden and the reference's "
+                             "predictions into solutions/lm; then run "
                              "`autograder build lm`")
 
 
@@ -274,8 +275,10 @@ def command(options: argparse.Namespace) -> int:
         data, hidden = public_paths()
         world = public_world(default_secret(assignments.load("lm")))
         write_world(world, data, hidden)
-        log.info("public world: %d people, %d biographies in %s; test labels in %s; now run `autograder build lm`",
-                 len(world.people), len(world.entries), data, hidden)
+        # The reference hands in the test answers as its predictions file (the lm suite's test_predictions says why).
+        write_lines(data.parent / "reference.test.predictions", [answer for _, answer in world.pairs(world.test)])
+        log.info("public world: %d people, %d biographies in %s; test labels in %s and the reference's predictions "
+                 "file; now run `autograder build lm`", len(world.people), len(world.entries), data, hidden)
         return 0
     if options.out is None:
         raise SystemExit("autograder world: give --out DIR (or --public for the world students get)")

@@ -13,7 +13,7 @@ import textwrap
 from conftest import MASKING, REPO, find_test, reference_with
 
 from autograder import cli
-from autograder.results import Results, TestResult
+from autograder.results import Results, TestResult, points
 from autograder.validate import _judge, _judge_secret
 
 GRADESCOPE_TEST_KEYS = {"name", "number", "score", "max_score", "status", "output", "visibility", "tags",
@@ -127,11 +127,113 @@ def test_unknown_assignment_is_a_clear_error(caplog):
     assert re.search(r"known assignments: [\w, ]*\bmasking\b", caplog.text)  # listed among whichever others exist
 
 
-def test_grade_with_nothing_to_grade(tmp_path):
-    (tmp_path / "nothing").mkdir()
-    assert cli.main(["grade", str(tmp_path / "nothing"), "--out", str(tmp_path / "out"), "--quiet"]) == 0
-    results = json.loads((tmp_path / "out" / "nothing" / "results.json").read_text())
-    assert "could not tell which assignment" in results["output"]
+def test_grade_with_nothing_to_grade(tmp_path, caplog):
+    """Paths that hold no submission are graded as "not graded", said at the end, and the batch exits 1; a zip that
+    is not one and an empty folder are said so before any assignment is detected."""
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "readme.txt").write_text("my notes\n")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "notazip.zip").write_text("hello\n")
+    paths = [str(tmp_path / name) for name in ("notes", "empty", "notazip.zip")]
+    assert cli.main(["grade", *paths, "--out", str(tmp_path / "out"), "--quiet"]) == 1
+    output = {name: json.loads((tmp_path / "out" / name / "results.json").read_text())["output"]
+              for name in ("notes", "empty", "notazip")}
+    assert "could not tell which assignment" in output["notes"]
+    assert "empty holds no files" in output["empty"]
+    assert "notazip.zip is not a readable zip file" in output["notazip"] and "which assignment" not in output["notazip"]
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert errors[:3] == [f"not graded: {name}: {output[name].removeprefix('Your submission could not be graded: ')}"
+                          .rstrip(".") for name in ("notes", "empty", "notazip")]
+    assert "3 of 3 submissions were not graded" in errors[3]
+    with open(tmp_path / "out" / "gradebook.csv") as gradebook:
+        assert list(csv.DictReader(gradebook)) == [], "a path that is no assignment's submission has no gradebook row"
+
+
+def test_grade_refuses_a_path_that_does_not_exist(tmp_path, caplog):
+    """One line, exit status 2, nothing written, nothing graded (the other path is a real submission)."""
+    real = reference_with(tmp_path, "real")
+    assert cli.main(["grade", str(real), str(tmp_path / "nowhere"), "--out", str(tmp_path / "out")]) == 2
+    assert not (tmp_path / "out").exists()
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert errors == [f"error: {tmp_path / 'nowhere'} does not exist; nothing was graded"]
+
+
+def test_check_a_folder_that_does_not_exist_is_one_line(tmp_path, caplog, capsys):
+    assert cli.main(["check", "masking", str(tmp_path / "nowhere")]) == 2
+    assert capsys.readouterr().out == ""
+    assert [r.getMessage() for r in caplog.records] == [
+        f"error: {tmp_path / 'nowhere'} does not exist; give the folder that holds your masking.py "
+        "(`autograder check masking FOLDER`)"]
+    (tmp_path / "empty").mkdir()
+    caplog.clear()
+    assert cli.main(["check", "masking", str(tmp_path / "empty")]) == 2
+    assert capsys.readouterr().out == "" and "Score" not in caplog.text
+    assert [r.getMessage() for r in caplog.records] == ["error: the submission is empty; hand in masking.py."]
+
+
+def test_a_submission_that_does_not_load_is_said_once_at_the_top(tmp_path):
+    """The reason heads the feedback; each test points at it instead of repeating it; a 0-point test that "passed"
+    (the rules report) is not counted among the passed tests."""
+    from autograder import batch, runner
+
+    broken = reference_with(tmp_path, "broken", replace="raise RuntimeError('boom at import time')\n")
+    results = runner.grade_one(MASKING, broken, tmp_path / "out", name="broken", public_only=True)
+    assert results.score == 0 and results.output.startswith("Your code could not be loaded")
+    feedback = (tmp_path / "out" / "feedback.md").read_text()
+    assert feedback.count("raised RuntimeError: boom at import time") == 1
+    assert feedback.index("boom at import time") < feedback.index("## [")
+    scored = [t for t in results.tests if t.max_score > 0]
+    assert all(t.output == "Not run: your code did not load (see the top of this report)." for t in scored)
+    assert len(scored) < len(results.tests) and batch.passed(results) == f"0/{len(scored)}"
+    assert f"| 0 / {points(results.max_score)} | 0/{len(scored)} |" in batch.summary_markdown([results])
+
+
+def test_feedback_keeps_its_line_breaks_in_the_terminal_and_on_gradescope():
+    """Markdown joins consecutive lines; the diagnostic lines of a failed comparison stay lines where rendered."""
+    from io import StringIO
+
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    from autograder.results import markdown_lines
+
+    message = ("- FAILED: masked_softmax(x)\n  the weights: 3 of 12 entries differ\n  first at index (0, 1)\n"
+               "  largest error 0.2 at index (0, 1)\n- passed: masked_softmax(y)\n\nYour code printed:\n```\nA\nB\n```")
+    results = Results(assignment="masking", submission="s", output="Line one\nline two", tests=[
+        TestResult(name="t", number="1.1", score=0, max_score=1, status="failed", output=message)])
+    console = Console(file=StringIO(), width=200)
+    console.print(Markdown(results.feedback()))
+    shown = [line.strip() for line in console.file.getvalue().splitlines()]
+    for line in ("Line one", "line two", "the weights: 3 of 12 entries differ", "first at index (0, 1)",
+                 "largest error 0.2 at index (0, 1)", "A", "B"):
+        assert line in shown, (line, shown)
+    data = results.to_gradescope()
+    assert data["tests"][0]["output"] == markdown_lines(message) and data["output"] == "Line one  \nline two"
+    assert markdown_lines(markdown_lines(message)) == markdown_lines(message)
+    assert "```\nA\nB\n```" in markdown_lines(message), "fenced code is left as it is"
+
+
+def test_help_lists_every_command_with_an_example(capsys):
+    parser = cli.build_parser()
+    try:
+        cli.main(["--help"])
+    except SystemExit as exit:
+        assert exit.code == 0
+    shown = capsys.readouterr().out
+    commands = parser._subparsers._group_actions[0].choices
+    assert "``" not in shown
+    for name, sub in commands.items():
+        summary = next(a.help for a in parser._subparsers._group_actions[0]._choices_actions if a.dest == name)
+        assert re.search(rf"^    {name} +{re.escape(summary)}$", shown, re.M), f"{name}: one line in the help"
+        assert re.search(rf"^  autograder {name}\b", shown, re.M), f"{name}: an example in the help"
+        assert f"autograder {name}" in sub.format_help()
+    try:
+        cli.main(["--version"])
+    except SystemExit as exit:
+        assert exit.code == 0
+    assert re.fullmatch(r"autograder \d+\.\d+\.\d+\n", capsys.readouterr().out)
+    check = commands["check"].format_help()
+    assert "PASS or FAIL" in check and re.search(r"exit status: 0 every public test passed; 1 some failed; 2 ", check)
 
 
 def test_a_sandbox_that_cannot_start_is_the_graders_failure(tmp_path, monkeypatch):

@@ -152,3 +152,24 @@ def test_training_step_checks_hold_for_a_float32_loss_and_catch_the_mistakes(ref
         for name, impl in wrong.items():
             assert _distance(_after_steps(impl, state, batches, shape, variant, **schedule), expected) \
                 > 10 * tolerance, name
+
+
+def test_a_missing_predictions_file_scores_zero_of_the_same_maximum(tmp_path):
+    """The maximum is the assignment's whatever a submission holds: without a predictions file the test fails (0 of
+    its points, never 0 of 0) and says what to hand in; the reference's file earns the points."""
+    from types import SimpleNamespace
+
+    from autograder.grading import Parts
+    from autograder.suites.lm.hidden import test_predictions
+
+    raised = None
+    try:
+        test_predictions.test_predictions_files(SimpleNamespace(root=tmp_path), Parts())
+    except BaseException as exc:  # noqa: B036 - pytest's skip is not an Exception, and must be told apart
+        raised = exc
+    assert isinstance(raised, AssertionError), f"a missing file fails the test, not {raised!r}"
+    assert "No *.predictions file was handed in" in str(raised) and "autograder zip lm" in str(raised)
+    parts = Parts()
+    test_predictions.test_predictions_files(SimpleNamespace(root=LM.solution_dir), parts)
+    assert parts.used and parts.all_passed, parts.summary()
+

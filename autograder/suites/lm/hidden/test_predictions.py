@@ -4,14 +4,14 @@ Rule (documented for students in the handout's README): every ``*.predictions`` 
 submission is a set of answers to ``data/birth_test_inputs.tsv``, one line per question. Each file earns its share
 of the points in two parts: one answer per question (a third), and exact match on the hidden labels clearly above
 the majority baseline ("always the commonest birthplace of birth_places_train.tsv"), i.e. at least the baseline's
-accuracy plus two binomial standard errors (two thirds). A submission without predictions files is not graded
-here (0 of 0 points): accuracy is then graded by retraining. The files are read in the trusted parent as text,
+accuracy plus two binomial standard errors (two thirds). A submission without predictions files scores 0 of the
+same points, with what to hand in: the maximum is the assignment's, whatever a submission holds. The reference hands
+in the test answers themselves (solutions/lm/reference.test.predictions, what a model that learned every fact would
+answer): a model trained on a CPU does not reach the gate. The files are read in the trusted parent as text,
 never through a link and never unpickled; the worker has used the same folder, so they are untrusted bytes.
 """
 
 from pathlib import Path
-
-import pytest
 
 from autograder import assignment
 from autograder.birthplaces import exact_match, majority_answer, read_pairs
@@ -28,9 +28,9 @@ def test_predictions_files(student, parts):
     """Predictions files: exact match on the hidden test labels, clearly above the majority baseline"""
     root = student.root
     files = sorted(p for p in root.glob("*.predictions")) if root is not None else []
-    if not files:
-        pytest.skip("no *.predictions file was handed in (accuracy is graded by retraining); to hand one in, "
-                    f"write it with `{COMMAND}` and add it to your zip")
+    assert files, (f"No *.predictions file was handed in, so these points are zero. Write one with `{COMMAND}` "
+                   "(after pretraining and finetuning) and hand it in with your code: "
+                   "`autograder zip lm FOLDER vanilla.test.predictions`.")
     labels = [answer for _, answer in read_pairs(HIDDEN / "birth_test_labels.tsv")]
     train = assignment.load("lm").solution_dir / "data" / "birth_places_train.tsv"
     baseline = majority_answer([answer for _, answer in read_pairs(train)])
