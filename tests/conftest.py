@@ -14,6 +14,7 @@ from autograder.results import Results
 
 REPO = assignments.REPO_ROOT
 MASKING = assignments.load("masking")
+POSITIONS = assignments.load("positions")
 
 
 def reference_with(tmp: Path, name: str, appended: str = "", *, replace: str | None = None) -> Path:

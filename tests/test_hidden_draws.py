@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import MASKING
+from conftest import MASKING, POSITIONS
 
 from autograder import implementations, mutants
 from autograder.checks import assert_close
 from autograder.suites.masking import common
+from autograder.suites.positions import common as positions_common
 
 SECRETS = range(200)  # seeds as the ``seed`` fixture derives them: any integer
 
@@ -28,3 +29,21 @@ def test_every_sdpa_draw_tells_the_mistake_apart(reference, name):
             expected = reference.masking.scaled_dot_product_attention(q, k, v, mask)[1]
             with pytest.raises(AssertionError):
                 assert_close(wrong.masking.scaled_dot_product_attention(q, k, v, mask)[1], expected)
+
+
+@pytest.fixture(scope="module")
+def positions_reference():
+    return implementations.load(POSITIONS.solution_dir, POSITIONS.modules)
+
+
+def test_every_float64_rotary_draw_shows_an_angle_table_kept_in_float32(positions_reference):
+    """The mistake drifts only as positions grow: short draws passed it under one secret and not another."""
+    wrong = next(m for m in mutants.catalog(POSITIONS) if m.name == "rope_table_float32").implementation
+    for seed in range(40):
+        n_head, d_model, T, lengths = positions_common.rotary_draw(seed, torch.float64)
+        state = positions_common.attention_state(d_model, seed, torch.float64)
+        x = positions_common.inputs(3, T, d_model, seed, torch.float64)
+        outputs = [common.at_real_positions(positions_common.rotary(impl, d_model, n_head, state)(x, lengths), lengths)
+                   for impl in (wrong, positions_reference)]
+        with pytest.raises(AssertionError):
+            assert_close(*outputs)

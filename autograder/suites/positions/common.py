@@ -76,6 +76,19 @@ def rotary(impl, d_model: int, n_head: int, state: dict, *, dropout: float = 0.0
     return _loaded(module, state, train)
 
 
+def rotary_draw(seed: int, dtype: torch.dtype) -> tuple[int, int, int, torch.Tensor]:
+    """An unseen (n_head, d_model, T, lengths (3,)) for RotaryCausalSelfAttention: 1 to 5 heads, and in float32 head
+    widths 2 to 10 and 4 to 8 positions; in float64 widths 6 to 14 and 28 to 32 positions, one sequence unpadded, so
+    that the slower rotations of a long sequence show an angle table kept in float32 under any secret."""
+    n_head, half, T = random_dims(seed, 3, 1, 6)
+    if dtype == torch.float64:
+        half, T = half + 2, T + 24
+    T += 3
+    lengths = torch.randint(1, T + 1, (3,), generator=generator(seed))
+    lengths[0] = T
+    return n_head, 2 * half * n_head, T, lengths
+
+
 def plain_attention(impl, d_model: int, n_head: int, state: dict):
     """The same weights in ``impl``'s (carried) masking.CausalSelfAttention, eval mode."""
     return _loaded(impl.masking.CausalSelfAttention(d_model, n_head, 0.0), state, False)

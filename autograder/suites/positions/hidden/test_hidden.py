@@ -128,11 +128,10 @@ def test_rope_properties_random(positions, parts, seed):
 def test_rotary_random(student, oracle, parts, seed):
     """RotaryCausalSelfAttention on unseen widths, heads, lengths and padded batches, and prefix decoding"""
     for index, dtype in enumerate(DTYPES):
-        n_head, half, T = common.random_dims(seed + index, 3, 1, 6)
-        d_model, T = 2 * half * n_head, T + 3
+        n_head, d_model, T, lengths = common.rotary_draw(seed + index, dtype)
+        lengths = lengths if index else None
         state = common.attention_state(d_model, seed + index, dtype)
         x = common.inputs(3, T, d_model, seed + index, dtype)
-        lengths = torch.randint(1, T + 1, (3,), generator=common.generator(seed + index)) if index else None
 
         def run(impl, d_model=d_model, n_head=n_head, state=state, x=x, lengths=lengths):
             return common.rotary(impl, d_model, n_head, state)(x, lengths)
