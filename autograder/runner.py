@@ -238,8 +238,9 @@ def manual_results(assignment: assignments.Assignment, root: Path | None) -> lis
     return out
 
 
-def pytest_args(assignment: assignments.Assignment, public_only: bool) -> list[str]:
-    paths = [assignment.public_dir]
+def pytest_args(assignment: assignments.Assignment, public_only: bool, tests: tuple[str, ...] = ()) -> list[str]:
+    """pytest's command line for the suite; ``tests`` (``test_1_warmups.py::test_scores``) picks public tests."""
+    paths = [assignment.public_dir / test for test in tests] or [assignment.public_dir]
     if not public_only and assignment.hidden_dir.is_dir():
         paths.append(assignment.hidden_dir)
     # --assert=plain: a failing `assert x, "message"` reads "message", without pytest's introspection.
