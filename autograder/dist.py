@@ -38,11 +38,12 @@ COURSE_FOLDER = "transformer-assignments"
 PLACEHOLDER = re.compile(r"@([A-Z_]+)@")
 # What a student's `check` and `zip` run, and the processes they start: the command line, the grading of one folder
 # (`check`), the submission zip (`zip`) and the worker that runs the student's code (started as
-# `python -m autograder.worker`, or imported by name in its zygote). The student zip holds these, what they import
-# and the public suites; the rest of the package (building, validating, distributing, the mutants) is the
-# instructor's, and the student's `autograder` says so when asked for it (`cli.INSTRUCTOR_COMMANDS`).
+# `python -m autograder.worker`, or imported by name in its zygote), and the notebooks' `grader.check` cells
+# (`notebook_checks`). The student zip holds these, what they import and the public suites; the rest of the package
+# (building, validating, distributing, the mutants) is the instructor's, and the student's `autograder` says so when
+# asked for it (`cli.INSTRUCTOR_COMMANDS`).
 STUDENT_ENTRY_POINTS = ("autograder.cli", "autograder.runner", "autograder.handin", "autograder.worker.__main__",
-                        "autograder.worker.zygote")
+                        "autograder.worker.zygote", "autograder.notebook_checks")
 
 
 class DistError(Exception):

@@ -161,6 +161,9 @@ def notebook_text(data: bytes) -> str:
         source = cell.get("source", "")
         parts.append("".join(source) if isinstance(source, list) else str(source))
     for test in notebook.get("metadata", {}).get("otter", {}).get("tests", {}).values():
+        if isinstance(test, str):  # an exception-based test file (``ok_format: false``)
+            parts.append(test)
+            continue
         for suite in test.get("suites", []):
             for case in suite.get("cases", []):
                 parts.append(re.sub(r"^(>>>|\.\.\.) ?", "", case.get("code", ""), flags=re.MULTILINE))

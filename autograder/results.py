@@ -32,6 +32,16 @@ class TestResult:
     tags: list[str] = field(default_factory=list)
     extra_data: dict = field(default_factory=dict)
 
+    def feedback(self) -> str:
+        """This test's part of a readable report (``Results.feedback``; a notebook's ``grader.check`` shows it
+        alone): a heading with its mark and points, then what went wrong."""
+        mark = "PASS" if self.status == "passed" else "FAIL"
+        if self.max_score == 0 and self.status == "passed":
+            mark = "INFO"
+        note = "" if self.visibility == "visible" else f" _(visibility: {self.visibility})_"
+        heading = f"## [{mark}] {self.name} ({points(self.score)}/{points(self.max_score)}){note}"
+        return f"{heading}\n\n{markdown_lines(self.output)}" if self.output else heading
+
 
 @dataclass
 class Results:
@@ -96,14 +106,7 @@ class Results:
         if self.output:
             lines += [markdown_lines(self.output), ""]
         for test in self.tests:
-            mark = "PASS" if test.status == "passed" else "FAIL"
-            if test.max_score == 0 and test.status == "passed":
-                mark = "INFO"
-            note = "" if test.visibility == "visible" else f" _(visibility: {test.visibility})_"
-            lines.append(f"## [{mark}] {test.name} ({points(test.score)}/{points(test.max_score)}){note}")
-            if test.output:
-                lines += ["", markdown_lines(test.output)]
-            lines.append("")
+            lines += [test.feedback(), ""]
         return "\n".join(lines)
 
 

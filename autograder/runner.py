@@ -238,8 +238,11 @@ def manual_results(assignment: assignments.Assignment, root: Path | None) -> lis
     return out
 
 
-def pytest_args(assignment: assignments.Assignment, public_only: bool, hidden_only: bool = False) -> list[str]:
-    paths = [] if hidden_only else [assignment.public_dir]
+def pytest_args(assignment: assignments.Assignment, public_only: bool, hidden_only: bool = False,
+                tests: tuple[str, ...] = ()) -> list[str]:
+    """pytest's command line for the suite: public and hidden tests, or one kind; ``tests``
+    (``test_1_warmups.py::test_scores``) picks public tests."""
+    paths = [] if hidden_only else [assignment.public_dir / test for test in tests] or [assignment.public_dir]
     if not public_only and assignment.hidden_dir.is_dir():
         paths.append(assignment.hidden_dir)
     if not paths:

@@ -67,13 +67,22 @@ def test_solved_student_notebook_runs_top_to_bottom_and_its_export_earns_full_pu
     assert results[0].score == results[0].max_score > 0, results[0].feedback()
 
 
-def test_untouched_student_notebook_runs_without_crashing(tmp_path):
-    """Every cell runs; the only errors are the NotImplementedError of unwritten functions, as the notebook says."""
-    notebook = execute(STUDENT.read_bytes(), tmp_path / "work")
-    found = errors(notebook)
-    assert found and {name for _, name, _ in found} == {"NotImplementedError"}, found
-    introduction = next(cell.source for cell in notebook.cells if cell.cell_type == "markdown")
-    assert "NotImplementedError" in introduction
+def test_a_check_cell_shows_what_autograder_check_says(tmp_path):
+    """`grader.check` runs the question's public tests in the kernel: on a known mistake it shows the grader's
+    feedback (the first wrong entry, the largest error, the mistake named), not a doctest dump with a traceback."""
+    solved = nbformat.reads(notebooks.solved(MASTER, STUDENT.read_bytes()).decode(), as_version=4)
+    first = next(i for i, cell in enumerate(solved.cells) if cell.source.strip() == 'grader.check("scores")')
+    mistake = (ATTENTION.mutants_dir / "scores_unscaled.py").read_text()  # scaled_dot_scores without 1/sqrt(d_k)
+    solved.cells = [*solved.cells[:first + 1], nbformat.v4.new_code_cell(mistake),
+                    nbformat.v4.new_code_cell('grader.check("scores")')]
+    notebook = execute(nbformat.writes(solved).encode(), tmp_path / "work")
+    assert errors(notebook) == []
+    passed, failed = ("".join(out.get("data", {}).get("text/plain", "") for out in notebook.cells[index].outputs)
+                      for index in (first, -1))
+    assert "All test cases passed!" in passed, passed
+    assert "This looks like a known mistake: scaled_dot_scores forgets to divide by sqrt(d_k)" in failed, failed
+    assert "- FAILED: scaled_dot_scores with d_k = 16" in failed and "first at index (0, 0)" in failed, failed
+    assert "largest error" in failed and "Traceback" not in failed and "Failed example" not in failed, failed
 
 
 def test_leak_check_covers_the_attention_notebook():

@@ -67,7 +67,8 @@ def test_public_checks_run_in_a_students_set_up(tmp_path):
 def test_missing_carried_masking_is_explained(tmp_path):
     work = shutil.copytree(EXAMPLES / "correct", tmp_path / "work")
     (work / "masking.py").unlink()
-    assert cli.main(["grade", str(work), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    # refused as handed in (a required file is missing): listed as not graded, exit status 1
+    assert cli.main(["grade", str(work), "--out", str(tmp_path / "out"), "--quiet"]) == 1
     feedback = (tmp_path / "out" / "work" / "feedback.md").read_text()
     assert "masking.py is your file from the masking assignment, which this one builds on: copy it" in feedback
 
