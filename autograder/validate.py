@@ -1,12 +1,11 @@
 """``autograder validate``: evidence that a suite grades correctly.
 
-For each assignment it grades, with every test: the reference (must earn every point) and the
-untouched skeleton (must earn none); and every mutant in ``tests/mutants/<name>/`` (each must
-lose points) without the costly tests tagged in ``MUTANT_SKIP_TAGS``: retraining a model takes
-minutes, so every mutant must be caught by a cheap test, and CI retrains only the reference.
-Then, with the public tests only and the recorded expectations that students use: the reference
-(full public marks) and the skeleton (none). It prints the matrix of which tests each subject
-fails; any broken expectation fails validation.
+For each assignment it grades, with every test: the reference (must earn every point) and the untouched skeleton
+(must earn none); and every mutant in ``tests/mutants/<name>/`` (each must lose points, and be named in its feedback
+unless marked ``# unnamed:``) without the costly tests tagged in ``MUTANT_SKIP_TAGS``: retraining a model takes
+minutes, so every mutant must be caught by a cheap test, and CI retrains only the reference. Then, with the public
+tests only and the recorded expectations that students use: the reference (full public marks) and the skeleton
+(none). It prints the matrix of which tests each subject fails; any broken expectation fails validation.
 """
 
 from __future__ import annotations
@@ -37,7 +36,7 @@ def validate(names: list[str], out: Path, workers: int) -> bool:
                 *batch.grade_all(jobs[1:], out / name / "graded", workers=workers, oracle="live", progress=False)]
         public = batch.grade_all(jobs[:2], out / name / "replayed", workers=workers, public_only=True,
                                  oracle="replay", progress=False)
-        problems = _judge(full, public)
+        problems = _judge(full, public) + _unnamed(full[2:], mutants.catalog(assignment))
         print(_matrix(name, full))
         for problem in problems:
             console.print(f"[red]FAIL[/red] {name}: {problem}")
@@ -80,6 +79,18 @@ def _judge(full: list[Results], public: list[Results]) -> list[str]:
                         "run `autograder build`")
     if replay_skeleton.score > 0:
         problems.append("with recorded expectations the skeleton earns public points")
+    return problems
+
+
+def _unnamed(graded: list[Results], catalogue: list[mutants.Mutant]) -> list[str]:
+    """Every mutant not marked ``# unnamed:`` must be named in its own feedback ("This looks like a known mistake:"
+    with its own description, in some test it fails), so that a student who makes that mistake is told which."""
+    problems = []
+    for results, mutant in zip(graded, catalogue, strict=True):
+        named = {t.extra_data.get("mistake") for t in results.tests}
+        if mutant.unnamed is None and mutant.description not in named:
+            problems.append(f"{results.submission} loses points but its feedback never names it: make a test compare "
+                            "an output that tells it apart (or mark it '# unnamed: WHY')")
     return problems
 
 
