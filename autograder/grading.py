@@ -28,12 +28,12 @@ from contextlib import contextmanager
 import pytest
 
 from autograder import calls
-from autograder.checks import assert_close, assert_rows_sum_to_one, assert_tensor
+from autograder.checks import assert_close, assert_rows_sum_to_one, assert_tensor, recognise
 from autograder.proxy import RemoteObject, StudentCodeFailure
 from autograder.results import VISIBILITIES
 
 __all__ = ["graded", "Parts", "run_check", "forward_backward", "derive_seed", "read", "assert_close",
-           "assert_tensor", "assert_rows_sum_to_one"]
+           "assert_tensor", "assert_rows_sum_to_one", "recognise"]
 
 
 def graded(points: float, *, visibility: str | None = None, timeout: float | None = None,

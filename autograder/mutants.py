@@ -1,11 +1,12 @@
 """The catalogue of known-wrong implementations (``tests/mutants/<assignment>/*.py``).
 
-A mutant is a small file: a docstring naming the mistake in words a student understands (it is
-shown as feedback when a submission's output matches the mutant's), a ``# target: FILE`` line,
-and the definitions that replace the reference's. ``materialize`` writes the reference with the
-mutant's definitions appended, so later definitions win exactly as they would in a student's
-file, and the result can be graded like any submission (``autograder validate``) or loaded in
-the parent to fingerprint outputs.
+A mutant is a small file: a docstring naming the mistake in words a student understands (it is shown as feedback
+when a submission's output matches the mutant's), a ``# target: FILE`` line, and the definitions that replace the
+reference's. ``validate`` asks every mutant to be named in its own feedback (its output matched on every failing
+comparison of some test), except one marked ``# unnamed: WHY`` (say why no comparison can tell it apart: only its
+runtime is wrong, or only a property of its output is checked). ``materialize`` writes the reference with the
+mutant's definitions appended, so later definitions win exactly as they would in a student's file, and the result
+can be graded like any submission (``autograder validate``) or loaded in the parent to fingerprint outputs.
 
 A mutant targets one of its assignment's OWN files. An assignment that carries an earlier one's module
 (positions carries masking.py) also borrows that assignment's mutants, applied to the carried file, as
@@ -30,6 +31,7 @@ from autograder import implementations
 from autograder.assignment import Assignment
 
 TARGET = re.compile(r"^#\s*target:\s*(\S+)\s*$", re.MULTILINE)
+UNNAMED = re.compile(r"^#\s*unnamed:\s*(.+?)\s*$", re.MULTILINE)
 
 
 class MutantError(Exception):
@@ -65,6 +67,12 @@ class Mutant:
         if self.origin is not None:
             text = f"in your {self.target} (from the {self.origin} assignment): {text}"
         return text
+
+    @property
+    def unnamed(self) -> str | None:
+        """Why no graded comparison can name this mistake (its ``# unnamed:`` line), or None: it must be named."""
+        match = UNNAMED.search(self.source)
+        return match.group(1) if match else None
 
     @property
     def target(self) -> str:

@@ -1,16 +1,16 @@
 """``autograder validate``: evidence that a suite grades correctly.
 
-For each assignment it grades, with every test: the reference (must earn every point) and the
-untouched skeleton (must earn none); and every mutant in ``tests/mutants/<name>/`` (each must
-lose points) without the costly tests tagged in ``MUTANT_SKIP_TAGS``: retraining a model takes
-minutes, so every mutant must be caught by a cheap test, and CI retrains only the reference.
-Then, with the public tests only and the recorded expectations that students use: the reference
-(full public marks) and the skeleton (none). Then the hidden tests again, under ``FRESH_SECRETS`` instead of
-the committed one (a term's secret draws the hidden inputs): the reference must keep every point, no mutant may
-escape, and no hidden test's verdict on a subject may change with the secret, since a draw that does not
-exercise what its test checks (one key, where any scaling gives the same weights) passes a mistake under one
-secret only. Those runs skip the runtime tests too: their inputs are fixed shapes, and they are the costly
-ones. It prints the matrix of which tests each subject fails; any broken expectation fails validation.
+For each assignment it grades, with every test: the reference (must earn every point) and the untouched skeleton
+(must earn none); and every mutant in ``tests/mutants/<name>/`` (each must lose points, and be named in its feedback
+unless marked ``# unnamed:``) without the costly tests tagged in ``MUTANT_SKIP_TAGS``: retraining a model takes
+minutes, so every mutant must be caught by a cheap test, and CI retrains only the reference. Then, with the public
+tests only and the recorded expectations that students use: the reference (full public marks) and the skeleton
+(none). Then the hidden tests again, under ``FRESH_SECRETS`` instead of the committed one (a term's secret draws the
+hidden inputs): the reference must keep every point, no mutant may escape, and no hidden test's verdict on a subject
+may change with the secret, since a draw that does not exercise what its test checks (one key, where any scaling
+gives the same weights) passes a mistake under one secret only. Those runs skip the runtime tests too: their inputs
+are fixed shapes, and they are the costly ones. It prints the matrix of which tests each subject fails; any broken
+expectation fails validation.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def validate(names: list[str], out: Path, workers: int) -> bool:
                 *batch.grade_all(jobs[1:], out / name / "graded", workers=workers, oracle="live", progress=False)]
         public = batch.grade_all(jobs[:2], out / name / "replayed", workers=workers, public_only=True,
                                  oracle="replay", progress=False)
-        problems = _judge(full, public)
+        problems = _judge(full, public) + _unnamed(full[2:], mutants.catalog(assignment))
         if assignment.hidden_dir.is_dir():
             for number, secret in enumerate(FRESH_SECRETS):
                 fresh = [dataclasses.replace(job, secret=secret, hidden_only=True, skip_tags=FRESH_SKIP_TAGS)
@@ -118,6 +118,18 @@ def _judge_secret(secret: str, full: list[Results], fresh: list[Results]) -> lis
             problems.append(f"{committed.submission} loses no points under the secret {secret!r}")
         if committed.submission == "skeleton" and results.score > 0:
             problems.append(f"under the secret {secret!r} the untouched skeleton earns hidden points")
+    return problems
+
+
+def _unnamed(graded: list[Results], catalogue: list[mutants.Mutant]) -> list[str]:
+    """Every mutant not marked ``# unnamed:`` must be named in its own feedback ("This looks like a known mistake:"
+    with its own description, in some test it fails), so that a student who makes that mistake is told which."""
+    problems = []
+    for results, mutant in zip(graded, catalogue, strict=True):
+        named = {t.extra_data.get("mistake") for t in results.tests}
+        if mutant.unnamed is None and mutant.description not in named:
+            problems.append(f"{results.submission} loses points but its feedback never names it: make a test compare "
+                            "an output that tells it apart (or mark it '# unnamed: WHY')")
     return problems
 
 

@@ -14,7 +14,7 @@ from conftest import MASKING, REPO, find_test, reference_with
 
 from autograder import cli
 from autograder.results import Results, TestResult, points
-from autograder.validate import _judge, _judge_secret
+from autograder.validate import _judge, _judge_secret, _unnamed
 
 GRADESCOPE_TEST_KEYS = {"name", "number", "score", "max_score", "status", "output", "visibility", "tags",
                         "extra_data"}
@@ -120,6 +120,29 @@ def test_validate_flags_hidden_verdicts_that_depend_on_the_secret():
                         "mutant-a: under the secret 's' the verdict of t0 changes: make its draw exercise what it "
                         "checks whatever the secret",
                         "mutant-a loses no points under the secret 's'"]
+
+
+def test_validate_asks_every_mutant_to_be_named(tmp_path):
+    """A mutant whose feedback never names its own mistake fails validate, unless marked '# unnamed: WHY'; the
+    catalogues of attention and masking hold at least 30 mistakes each, and say why for each unnamed one."""
+    from autograder import assignment as assignments
+    from autograder import mutants
+
+    masking = assignments.load("masking")
+    files = {"named": "", "silent": "", "slow": "# unnamed: only its runtime is wrong\n"}
+    catalogue = []
+    for name, marker in files.items():
+        (tmp_path / f"{name}.py").write_text(f'"""Mistake {name}."""\n# target: masking.py\n{marker}')
+        catalogue.append(mutants.Mutant(masking, tmp_path / f"{name}.py"))
+    graded = [_results(f"mutant-{name}", [(0, 1)]) for name in files]
+    graded[0].tests[0].extra_data["mistake"] = "Mistake named."
+    graded[1].tests[0].extra_data["mistake"] = "Mistake named."  # another mistake's name is not its own
+    assert _unnamed(graded, catalogue) == [_unnamed([graded[1]], [catalogue[1]])[0]]
+    assert "mutant-silent loses points but its feedback never names it" in _unnamed(graded, catalogue)[0]
+    for name in ("attention", "masking"):
+        catalogue = mutants.catalog(assignments.load(name))
+        assert len(catalogue) >= 30, name
+        assert all(m.unnamed is None or len(m.unnamed) > 10 for m in catalogue)
 
 
 def test_unknown_assignment_is_a_clear_error(caplog):

@@ -69,6 +69,7 @@ def test_validate_skips_retraining_for_mutants_only(tmp_path, monkeypatch):
         return [_results(job.name, [(0, 1) if job.name != "reference" else (1, 1)]) for job in jobs]
 
     monkeypatch.setattr(batch, "grade_all", fake_grade_all)
+    monkeypatch.setattr(validate, "_unnamed", lambda graded, catalogue: [])  # these results name no mistake
     assert validate.validate(["masking"], tmp_path, workers=1)
     subjects = {job.name: job.skip_tags for job in graded if job.secret is None}
     assert subjects.pop("reference") == subjects.pop("skeleton") == ()
@@ -84,6 +85,7 @@ def test_validate_draws_the_hidden_tests_again_under_fresh_secrets(tmp_path, mon
         return [_results(job.name, [(0, 1) if job.name != "reference" else (1, 1)]) for job in jobs]
 
     monkeypatch.setattr(batch, "grade_all", fake_grade_all)
+    monkeypatch.setattr(validate, "_unnamed", lambda graded, catalogue: [])  # these results name no mistake
     assert validate.validate(["masking"], tmp_path, workers=1)
     fresh = [job for job in graded if job.secret is not None]
     assert {job.secret for job in fresh} == set(validate.FRESH_SECRETS)

@@ -1,5 +1,6 @@
 """The average query k_a + k_b is not scaled up, so the other keys keep much of the weight."""
 # target: attention.ipynb
+# unnamed: only properties of its design are graded (a correct answer may differ from the reference's)
 
 
 def average_query(keys, a, b):

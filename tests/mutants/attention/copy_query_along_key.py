@@ -1,5 +1,6 @@
 """The copy query points along key j (q = beta k_j): right for orthonormal keys, wrong in general position."""
 # target: attention.ipynb
+# unnamed: only properties of its design are graded (a correct answer may differ from the reference's)
 
 
 def copy_query(keys, j):

@@ -1,5 +1,6 @@
 """experiment draws a fixed 10 key sets (left over from debugging) instead of num_samples."""
 # target: attention.ipynb
+# unnamed: only properties of its design are graded (a correct answer may differ from the reference's)
 
 
 def experiment(queries, mu, sigmas, values, a, b, num_samples, rng):

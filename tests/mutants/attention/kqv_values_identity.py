@@ -1,5 +1,6 @@
 """kqv_design leaves V = I: the queries pick the right tokens, but their values are not the ones c1 and c2 need."""
 # target: attention.ipynb
+# unnamed: only properties of its design are graded (a correct answer may differ from the reference's)
 
 
 def kqv_design(u):

@@ -1,5 +1,6 @@
 """The example for linear weights uses positive scores, for which linear weights are still valid weights."""
 # target: attention.ipynb
+# unnamed: only properties of its design are graded (a correct answer may differ from the reference's)
 
 
 def linear_weights_failure():

@@ -1,5 +1,6 @@
 """multiplicative_scores multiplies W on the wrong side (q^T W^T k): keys @ W instead of keys @ W.T."""
 # target: attention.ipynb
+# unnamed: it raises (shapes do not match) unless W is square, so no output is compared
 
 
 def multiplicative_scores(q, W, keys):

@@ -1,5 +1,6 @@
 """sample_keys multiplies the noise by the covariance itself instead of by its Cholesky factor."""
 # target: attention.ipynb
+# unnamed: only properties of its design are graded (a correct answer may differ from the reference's)
 
 
 def sample_keys(mu, sigmas, rng, num_samples=1):

@@ -1,6 +1,7 @@
 """Multiple-choice misconceptions: softmax down the columns, the mask that hides the diagonal, a single head that
 stays on the average, and c2 as the average of the other tokens."""
 # target: attention.ipynb
+# unnamed: multiple-choice answers are compared as values, not through the oracle
 
 softmax_axis = 0
 causal_candidate = 0

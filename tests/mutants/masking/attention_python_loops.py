@@ -1,6 +1,7 @@
 """Attention is computed with Python loops over batch items, heads and query positions instead of batched
 tensor operations: the values are right, but it is many times slower."""
 # target: masking.py
+# unnamed: its values are right; only the runtime and memory tests catch it
 
 
 def scaled_dot_product_attention(q, k, v, mask=None, dropout=None):

@@ -1,6 +1,7 @@
 """Scores and outputs are computed by broadcasting to (..., T_q, T_k, d) and summing instead of matrix products:
 the values are right, but the intermediates are d times larger than the weights."""
 # target: masking.py
+# unnamed: its values are right; only the runtime and memory tests catch it
 
 
 def scaled_dot_product_attention(q, k, v, mask=None, dropout=None):

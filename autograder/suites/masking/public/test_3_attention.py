@@ -9,7 +9,7 @@ from autograder.suites.masking import common
 
 
 @graded(points=3, covers=["scaled_dot_product_attention", "masked_softmax"])
-def test_sdpa_matches_reference(masking, oracle, parts):
+def test_sdpa_matches_reference(student, masking, oracle, parts):
     """scaled_dot_product_attention: output and weights match the reference"""
     cases = {
         "no mask": ((2,), 4, 4, 8, 8, None),
@@ -27,15 +27,27 @@ def test_sdpa_matches_reference(masking, oracle, parts):
             assert_close(got[0], expected[0], "the output")
     q, k, v = common.qkv((2,), 6, 6, 8, 8, seed=13)
     with parts("with dropout: the weights returned are those before it, and it applies to the weights that multiply v"):
-        got = masking.scaled_dot_product_attention(q, k, v, None, masking.torch.nn.Dropout(0.5))
+        dropout = masking.torch.nn.Dropout(0.5)
+        student.seed(0)
+        got = masking.scaled_dot_product_attention(q, k, v, None, dropout)
         expected = oracle(lambda impl: impl.masking.scaled_dot_product_attention(q, k, v, None))
+
+        def seeded(impl):
+            dropout = torch.nn.Dropout(0.5)
+            torch.manual_seed(0)
+            return impl.masking.scaled_dot_product_attention(q, k, v, None, dropout)
+
+        with_dropout = oracle(seeded)
         assert isinstance(got, tuple) and len(got) == 2, "return a tuple (output, weights)"
-        assert_close(got[1], expected[1], "the weights returned with dropout=Dropout(0.5) (the weights before "
+        assert_close(got[1], with_dropout[1], "the weights returned with dropout=Dropout(0.5) (the weights before "
                      "dropout, so that they can be inspected)")
         assert_tensor(got[0], "the output", shape=(2, 6, 8))
         assert not torch.allclose(got[0], expected.value[0]), (
             "with dropout=Dropout(0.5) in training mode the output equals the output without dropout: apply the "
             "dropout to the weights before they multiply v")
+        assert_close(got[0], with_dropout[0], "the output with dropout=Dropout(0.5) after torch.manual_seed(0) (it "
+                     "must equal the reference's with the same dropout mask: call dropout once, on the weights, "
+                     "before they multiply v)")
 
 
 @graded(points=1, covers=["scaled_dot_product_attention"])

@@ -2,7 +2,7 @@
 
 import torch
 
-from autograder.grading import assert_close, assert_tensor, forward_backward, graded
+from autograder.grading import assert_close, assert_tensor, forward_backward, graded, recognise
 from autograder.suites.masking import common
 
 COVERS = ["CausalSelfAttention", "scaled_dot_product_attention", "masked_softmax", "split_heads", "merge_heads",
@@ -96,16 +96,27 @@ def test_padding_is_ignored(student, seed):
 
 
 @graded(points=2, covers=COVERS)
-def test_dropout(student, parts):
+def test_dropout(student, oracle, parts):
     """CausalSelfAttention: dropout is active in training and off in eval mode"""
     state = common.attention_state(16, seed=61)
     x = common.inputs(2, 6, 16, seed=61)
     reference_output = common.attention(student, 16, 4, state, dropout=0.0)(x)
     with parts("eval mode ignores dropout"):
         module = common.attention(student, 16, 4, state, dropout=0.5, train=False)
+        student.seed(0)
         first, second = module(x), module(x)
-        assert_close(first, second, "two eval-mode outputs for the same input")
-        assert_close(first, reference_output, "the eval-mode output with dropout=0.5 (it must equal dropout=0)")
+
+        def seeded(impl):
+            module = common.attention(impl, 16, 4, state, dropout=0.5, train=False)
+            torch.manual_seed(0)
+            return module(x)
+
+        try:
+            assert_close(first, second, "two eval-mode outputs for the same input")
+            assert_close(first, reference_output, "the eval-mode output with dropout=0.5 (it must equal dropout=0)")
+        except AssertionError:
+            recognise(first, oracle(seeded))  # the same dropout masks as a known mistake's, if dropout stays on
+            raise
     with parts("training mode applies dropout"):
         student.seed(0)
         module = common.attention(student, 16, 4, state, dropout=0.5, train=True)
