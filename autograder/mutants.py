@@ -4,9 +4,12 @@ A mutant is a small file: a docstring naming the mistake in words a student unde
 when a submission's output matches the mutant's), a ``# target: FILE`` line, and the definitions that replace the
 reference's. ``validate`` asks every mutant to be named in its own feedback (its output matched on every failing
 comparison of some test), except one marked ``# unnamed: WHY`` (say why no comparison can tell it apart: only its
-runtime is wrong, or only a property of its output is checked). ``materialize`` writes the reference with the
-mutant's definitions appended, so later definitions win exactly as they would in a student's file, and the result
-can be graded like any submission (``autograder validate``) or loaded in the parent to fingerprint outputs.
+runtime is wrong, or only a property of its output is checked); ``validate`` grades a mutant without the runtime
+tests unless it is marked ``# slow`` (its values are right and only they catch it): a wrong value already costs
+points in a cheaper test, and the timed rounds are the costly part of a grading. ``materialize`` writes the
+reference with the mutant's definitions appended, so later definitions win exactly as they would in a student's file,
+and the result can be graded like any submission (``autograder validate``) or loaded in the parent to fingerprint
+outputs.
 
 A mutant targets one of its assignment's OWN files. An assignment that carries an earlier one's module
 (positions carries masking.py) also borrows that assignment's mutants, applied to the carried file, as
@@ -32,6 +35,7 @@ from autograder.assignment import Assignment
 
 TARGET = re.compile(r"^#\s*target:\s*(\S+)\s*$", re.MULTILINE)
 UNNAMED = re.compile(r"^#\s*unnamed:\s*(.+?)\s*$", re.MULTILINE)
+SLOW = re.compile(r"^#\s*slow\s*$", re.MULTILINE)
 
 
 class MutantError(Exception):
@@ -73,6 +77,11 @@ class Mutant:
         """Why no graded comparison can name this mistake (its ``# unnamed:`` line), or None: it must be named."""
         match = UNNAMED.search(self.source)
         return match.group(1) if match else None
+
+    @property
+    def slow(self) -> bool:
+        """Marked ``# slow``: only the runtime tests can catch it."""
+        return SLOW.search(self.source) is not None
 
     @property
     def target(self) -> str:

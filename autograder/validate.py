@@ -3,7 +3,8 @@
 For each assignment it grades, with every test: the reference (must earn every point) and the untouched skeleton
 (must earn none); and every mutant in ``tests/mutants/<name>/`` (each must lose points, and be named in its feedback
 unless marked ``# unnamed:``) without the costly tests tagged in ``MUTANT_SKIP_TAGS``: retraining a model takes
-minutes, so every mutant must be caught by a cheap test, and CI retrains only the reference. Then, with the public
+minutes, so every mutant must be caught by a cheap test, and CI retrains only the reference; nor the runtime tests,
+but for mutants marked ``# slow`` (``autograder.mutants``). Then, with the public
 tests only and the recorded expectations that students use: the reference (full public marks) and the skeleton
 (none). Then the hidden tests again, under ``FRESH_SECRETS`` instead of the committed one (a term's secret draws the
 hidden inputs): the reference must keep every point, no mutant may escape, and no hidden test's verdict on a subject
@@ -35,16 +36,18 @@ def validate(names: list[str], out: Path, workers: int) -> bool:
     ok = True
     for name in names:
         assignment = assignments.load(name)
-        subjects = _subjects(assignment, out / name / "subjects")
-        jobs = [batch.Job(label, path, name, skip_tags=MUTANT_SKIP_TAGS if label.startswith("mutant-") else ())
-                for label, path in subjects]
+        catalogue = mutants.catalog(assignment)
+        subjects = _subjects(assignment, catalogue, out / name / "subjects")
+        skips = [(), (), *(MUTANT_SKIP_TAGS + (() if mutant.slow else ("runtime",)) for mutant in catalogue)]
+        jobs = [batch.Job(label, path, name, skip_tags=skip) for (label, path), skip in zip(subjects, skips,
+                                                                                           strict=True)]
         # The reference alone first: its timed tests (runtime ratios, retraining within a budget measured on an
         # idle machine) must not share the cores with another grading (oversubscribed threads run many times slower).
         full = [*batch.grade_all(jobs[:1], out / name / "graded", workers=1, oracle="live", progress=False),
                 *batch.grade_all(jobs[1:], out / name / "graded", workers=workers, oracle="live", progress=False)]
         public = batch.grade_all(jobs[:2], out / name / "replayed", workers=workers, public_only=True,
                                  oracle="replay", progress=False)
-        problems = _judge(full, public) + _unnamed(full[2:], mutants.catalog(assignment))
+        problems = _judge(full, public) + _unnamed(full[2:], catalogue)
         if assignment.hidden_dir.is_dir():
             for number, secret in enumerate(FRESH_SECRETS):
                 fresh = [dataclasses.replace(job, secret=secret, hidden_only=True, skip_tags=FRESH_SKIP_TAGS)
@@ -63,12 +66,13 @@ def validate(names: list[str], out: Path, workers: int) -> bool:
     return ok
 
 
-def _subjects(assignment: assignments.Assignment, folder: Path) -> list[tuple[str, Path]]:
+def _subjects(assignment: assignments.Assignment, catalogue: list[mutants.Mutant],
+              folder: Path) -> list[tuple[str, Path]]:
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     subjects = [("reference", assignment.solution_dir), ("skeleton", assignment.skeleton_dir)]
-    for mutant in mutants.catalog(assignment):
+    for mutant in catalogue:
         subjects.append((f"mutant-{mutant.name}", mutant.materialize(folder / mutant.name)))
     return subjects
 

@@ -61,7 +61,7 @@ def test_validate_judges_mutants_without_retraining_and_shows_dashes():
     assert rows == {"reference": [".", "."], "skeleton": ["x", "x"], "mutant-a": ["x", "-"]}
 
 
-def test_validate_skips_retraining_for_mutants_only(tmp_path, monkeypatch):
+def test_validate_skips_retraining_for_mutants_only_and_runtime_for_all_but_slow_ones(tmp_path, monkeypatch):
     graded = []
 
     def fake_grade_all(jobs, out, **options):
@@ -73,8 +73,10 @@ def test_validate_skips_retraining_for_mutants_only(tmp_path, monkeypatch):
     assert validate.validate(["masking"], tmp_path, workers=1)
     subjects = {job.name: job.skip_tags for job in graded if job.secret is None}
     assert subjects.pop("reference") == subjects.pop("skeleton") == ()
-    assert subjects and set(subjects.values()) == {validate.MUTANT_SKIP_TAGS}
     assert "retraining" in validate.MUTANT_SKIP_TAGS
+    for slow in ("mutant-attention_python_loops", "mutant-broadcast_instead_of_matmul"):
+        assert subjects.pop(slow) == validate.MUTANT_SKIP_TAGS, "marked slow: graded with the runtime tests"
+    assert subjects and set(subjects.values()) == {(*validate.MUTANT_SKIP_TAGS, "runtime")}
 
 
 def test_validate_draws_the_hidden_tests_again_under_fresh_secrets(tmp_path, monkeypatch):

@@ -1,4 +1,5 @@
 """generate runs the model on one prompt at a time (a Python loop over the batch) instead of on the whole batch."""
+# slow
 # target: model.py
 
 _batched_generate = GPT.generate

@@ -1,4 +1,5 @@
 """Trainer.step runs the forward and backward passes one example at a time (a Python loop over the batch)."""
+# slow
 # target: trainer.py
 
 import torch.nn.functional as F

@@ -1,5 +1,6 @@
 """Attention is computed with Python loops over batch items, heads and query positions instead of batched
 tensor operations: the values are right, but it is many times slower."""
+# slow
 # target: masking.py
 # unnamed: its values are right; only the runtime and memory tests catch it
 

@@ -1,5 +1,6 @@
 """Scores and outputs are computed by broadcasting to (..., T_q, T_k, d) and summing instead of matrix products:
 the values are right, but the intermediates are d times larger than the weights."""
+# slow
 # target: masking.py
 # unnamed: its values are right; only the runtime and memory tests catch it
 
