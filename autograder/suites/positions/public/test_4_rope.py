@@ -5,6 +5,9 @@ import torch
 from autograder.grading import assert_close, assert_tensor, graded
 from autograder.suites.positions import common
 
+LONG = 4096  # positions LONG..2 LONG - 1: a float32 angle there keeps about three decimals, so cos and sin must be
+# taken of the float64 angles
+
 
 @graded(points=2, covers=["rope_frequencies"])
 def test_rope_frequencies_matches_reference(positions, oracle, parts):
@@ -32,8 +35,10 @@ def test_apply_rope_matches_reference(positions, oracle, parts):
         ("explicit positions (T,)", (2, 4, 6), torch.float64, common.positions_in((4,), 32, seed=400)),
         ("positions (B, 1, T), one per sequence and token", (2, 3, 4, 6), torch.float32,
          common.positions_in((2, 1, 4), 32, seed=401)),
+        ("explicit positions far into a long context", (3, 5, 8), torch.float32,
+         common.positions_in((5,), LONG, seed=402) + LONG),
     ]
-    freqs = {dim: common.angle_table(dim, 32, seed=dim) for dim in (4, 6, 8)}
+    freqs = {dim: common.angle_table(dim, 2 * LONG if dim == 8 else 32, seed=dim) for dim in (4, 6, 8)}
     for index, (label, shape, dtype, where) in enumerate(cases):
         x = common.vectors(shape, seed=410 + index, dtype=dtype)
         table = freqs[shape[-1]]
