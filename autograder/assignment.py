@@ -15,8 +15,12 @@ a relative link to the earlier solution, so the build generates its skeleton fro
 
 from __future__ import annotations
 
+import argparse
 import hashlib
+import importlib
+import os
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +39,10 @@ REPO_ROOT = PACKAGE_DIR.parent
 SUITES_DIR = PACKAGE_DIR / "suites"
 
 
+# The subcommands of ``autograder`` itself: an assignment's ``[commands]`` may not take these names.
+BUILTIN_COMMANDS = frozenset({"grade", "check", "validate", "build", "dist", "zip", "new", "list"})
+
+
 class AssignmentError(Exception):
     """An assignment name or configuration that cannot be used; the message says what to do."""
 
@@ -46,7 +54,9 @@ def module_file(entry: dict) -> str:
 
 @dataclass
 class Assignment:
-    """One assignment's configuration; ``modules`` are the ``assignment.toml`` entries, in import order."""
+    """One assignment's configuration; ``modules`` are the ``assignment.toml`` entries, in import order, ``commands``
+    its subcommands (``add_commands``) and ``settings`` the whole toml as read, where an assignment's own tables
+    (lm: ``[worlds]``, ``[retraining]``) are found by its suite."""
 
     name: str
     title: str
@@ -57,6 +67,8 @@ class Assignment:
     submission_timeout: float = 900.0
     load_timeout: float = 60.0
     order: int = 100
+    commands: dict[str, str] = field(default_factory=dict)
+    settings: dict = field(default_factory=dict)
 
     @property
     def suite_dir(self) -> Path:
@@ -123,6 +135,36 @@ class Assignment:
     def has_reference(self) -> bool:
         return all((self.solution_dir / f).is_file() for f in self.files)
 
+    @property
+    def committed_secret(self) -> str:
+        """The hidden seed committed in ``hidden/SECRET`` ("" without one)."""
+        path = self.hidden_dir / "SECRET"
+        return path.read_text().strip() if path.is_file() else ""
+
+    @property
+    def secret(self) -> str:
+        """The term's hidden seed: ``AUTOGRADER_SECRET`` when set, else the committed one."""
+        return os.environ.get(SECRET_ENV, self.committed_secret)
+
+
+def add_commands(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
+    """Add every assignment's declared subcommands (``[commands]`` in its toml: ``NAME = "module:function"``) to
+    ``subparsers``; returns NAME -> handler. The function receives the subcommand's parser, adds its options and
+    returns the handler, which gets the parsed options and returns the exit status; its docstring's first line is
+    the subcommand's help."""
+    handlers = {}
+    for name in names():
+        for command, target in load(name).commands.items():
+            module_name, _, function_name = target.partition(":")
+            try:
+                setup = getattr(importlib.import_module(module_name), function_name)
+            except (ImportError, AttributeError) as exc:
+                raise AssignmentError(f"{SUITES_DIR / name / 'assignment.toml'}: [commands] {command} = {target!r} "
+                                      f"cannot be loaded ({exc}); write it as \"package.module:function\"") from None
+            parser = subparsers.add_parser(command, help=(setup.__doc__ or command).strip().splitlines()[0])
+            handlers[command] = setup(parser)
+    return handlers
+
 
 def names() -> list[str]:
     """Every assignment with a suite, in course order when ``order`` is set in its toml."""
@@ -143,18 +185,33 @@ def load(name: str) -> Assignment:
     for entry in modules:
         if entry.get("carried"):
             _check_carried(path, entry)
+    commands = config.get("commands", {})
+    clash = sorted(set(commands) & BUILTIN_COMMANDS)
+    if clash or not all(isinstance(t, str) and ":" in t for t in commands.values()):
+        raise AssignmentError(f"{path}: [commands] maps a new subcommand's name to \"package.module:function\"; "
+                              f"{', '.join(clash) or 'a value'} is not allowed (built-in names: "
+                              f"{', '.join(sorted(BUILTIN_COMMANDS))})")
     assignment = Assignment(
         name=name,
         title=config.get("title", name),
         modules=modules,
         forbidden=config.get("forbidden", []),
         timeout=float(config.get("timeout", 30)),
-        limits=Limits.from_config(config.get("limits", {})),
+        limits=_limits(path, config.get("limits", {})),
         submission_timeout=float(config.get("submission_timeout", 900)),
         load_timeout=float(config.get("load_timeout", 60)),
         order=int(config.get("order", 100)),
+        commands=commands,
+        settings=config,
     )
     return assignment
+
+
+def _limits(path: Path, config: dict) -> Limits:
+    try:
+        return Limits.from_config(config)
+    except ValueError as exc:
+        raise AssignmentError(f"{path}: {exc}") from None
 
 
 def _read(path: Path) -> dict:

@@ -7,8 +7,9 @@
     autograder dist student [NAMES...] --out DIR     instructors: student zips, refused if anything hidden leaks
     autograder dist gradescope [NAMES...] --out DIR  instructors: Gradescope autograder zips
     autograder zip NAME [FOLDER] [EXTRA...]          students: the submission zip, exactly the required files
-    autograder world --out DIR [--seed S] [--people N] a generated LM world (wiki.txt and the tsv files)
     autograder list                                  the assignments this installation knows
+
+An assignment may add subcommands of its own in its assignment.toml (lm: `autograder world`, a generated world).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from rich.console import Console
 from rich.markdown import Markdown
 
 from autograder import assignment as assignments
-from autograder import batch, world
+from autograder import batch
 from autograder.sandbox import Isolation
 
 log = logging.getLogger("autograder")
@@ -71,14 +72,13 @@ def main(argv: list[str] | None = None) -> int:
     pack.add_argument("extra", nargs="*", type=Path, help="more files to hand in (a predictions file, ...)")
     pack.add_argument("--out", type=Path, help="the zip to write (default: NAME-submission.zip here)")
 
-    world.add_arguments(commands.add_parser("world", help="generate a fictional world for the lm assignment"))
-
     commands.add_parser("list", help="list the assignments")
+    declared = assignments.add_commands(commands)  # an assignment's own subcommands, e.g. lm's `world`
 
     options = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
-        return COMMANDS[options.command](options)
+        return {**COMMANDS, **declared}[options.command](options)
     except assignments.AssignmentError as exc:
         log.error("error: %s", exc)
         return 2
@@ -183,7 +183,7 @@ def cmd_list(options) -> int:
 
 
 COMMANDS = {"grade": cmd_grade, "check": cmd_check, "validate": cmd_validate, "build": cmd_build, "dist": cmd_dist,
-            "zip": cmd_zip, "world": world.command, "list": cmd_list}
+            "zip": cmd_zip, "list": cmd_list}
 
 
 if __name__ == "__main__":

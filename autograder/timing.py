@@ -24,7 +24,7 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from autograder.checks import assert_close
+from autograder.grading import assert_close
 from autograder.proxy import RemoteAttr
 
 # Below this peak (bytes) the reference's figure is mostly allocator noise: memory is compared with slack.

@@ -7,8 +7,8 @@ import pytest
 import torch
 from conftest import MASKING
 
-from autograder import implementations, mutants
-from autograder.checks import assert_close
+from autograder import mutants, trusted_import
+from autograder.grading import assert_close
 from autograder.suites.masking import common
 
 SECRETS = range(200)  # seeds as the ``seed`` fixture derives them: any integer
@@ -16,7 +16,7 @@ SECRETS = range(200)  # seeds as the ``seed`` fixture derives them: any integer
 
 @pytest.fixture(scope="module")
 def reference():
-    return implementations.load(MASKING.solution_dir, MASKING.modules)
+    return trusted_import.load(MASKING.solution_dir, MASKING.modules)
 
 
 @pytest.mark.parametrize("name", ["no_scaling", "softmax_wrong_axis", "mask_after_softmax"])

@@ -9,8 +9,7 @@ import math
 
 import torch
 
-from autograder.checks import describe_type
-from autograder.grading import assert_close, assert_tensor
+from autograder.grading import assert_close, assert_tensor, describe_type
 from autograder.proxy import StudentError
 from autograder.suites.masking.common import attention_state, generator, inputs
 
