@@ -1,4 +1,4 @@
-"""The ``autograder`` command: grade, check, validate, build, list.
+"""The ``autograder`` command: grade, check, validate, build, new, list.
 
     autograder grade PATHS... --out DIR [--jobs N]   instructors: one results folder per submission
     autograder check NAME [FOLDER]                   students: the public tests on a working copy
@@ -7,6 +7,7 @@
     autograder dist student [NAMES...] --out DIR     instructors: student zips, refused if anything hidden leaks
     autograder dist gradescope [NAMES...] --out DIR  instructors: Gradescope autograder zips
     autograder zip NAME [FOLDER] [EXTRA...]          students: the submission zip, exactly the required files
+    autograder new NAME                              instructors: a small working assignment to start from
     autograder list                                  the assignments this installation knows
 
 An assignment may add subcommands of its own in its assignment.toml (lm: `autograder world`, a generated world).
@@ -71,6 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     pack.add_argument("folder", nargs="?", type=Path, default=Path("."), help="folder with your files (default .)")
     pack.add_argument("extra", nargs="*", type=Path, help="more files to hand in (a predictions file, ...)")
     pack.add_argument("--out", type=Path, help="the zip to write (default: NAME-submission.zip here)")
+
+    new = commands.add_parser("new", help="scaffold a small working assignment to start from (docs/authoring.md)")
+    new.add_argument("name", help="its name, a lower-case Python identifier (the module students write)")
 
     commands.add_parser("list", help="list the assignments")
     declared = assignments.add_commands(commands)  # an assignment's own subcommands, e.g. lm's `world`
@@ -175,6 +179,20 @@ def cmd_zip(options) -> int:
     return 0
 
 
+def cmd_new(options) -> int:
+    from autograder import scaffold
+    from autograder.build import build
+
+    written = scaffold.create(options.name)
+    problems = build([options.name])
+    for problem in problems:
+        log.error("%s", problem)
+    log.info("wrote %s; built its skeleton and recorded expectations. Next: `autograder validate %s`, then make it "
+             "yours (docs/authoring.md)", ", ".join(str(p.relative_to(assignments.REPO_ROOT)) for p in written),
+             options.name)
+    return 1 if problems else 0
+
+
 def cmd_list(options) -> int:
     for name in assignments.names():
         assignment = assignments.load(name)
@@ -183,7 +201,7 @@ def cmd_list(options) -> int:
 
 
 COMMANDS = {"grade": cmd_grade, "check": cmd_check, "validate": cmd_validate, "build": cmd_build, "dist": cmd_dist,
-            "zip": cmd_zip, "list": cmd_list}
+            "zip": cmd_zip, "new": cmd_new, "list": cmd_list}
 
 
 if __name__ == "__main__":

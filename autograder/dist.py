@@ -39,6 +39,8 @@ ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 EXECUTABLES = frozenset({"setup.sh", "run_autograder"})
 COURSE_FOLDER = "transformer-assignments"
 PLACEHOLDER = re.compile(r"@([A-Z_]+)@")
+# The templates of `autograder new` hold a solution and a mutant: they would be the new assignment's secrets.
+INSTRUCTOR_ONLY = ("autograder/templates/new/",)
 
 
 class DistError(Exception):
@@ -86,6 +88,8 @@ def harness(names: list[str], hidden: list[str] = ()) -> dict[str, bytes]:
     files = {}
     for key, data in tree(assignments.PACKAGE_DIR, "autograder").items():
         parts = key.split("/")
+        if key.startswith(INSTRUCTOR_ONLY):
+            continue
         if len(parts) > 3 and parts[1] == "suites":
             if parts[2] not in names or (parts[3] == "hidden" and parts[2] not in hidden):
                 continue
