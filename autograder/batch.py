@@ -13,8 +13,8 @@ the batch's, removed at the end whatever happened; SIGINT or SIGTERM stops every
 workers), writes the gradebook of what finished and raises ``Interrupted``.
 
 Gradings that run side by side get ``OMP_WAIT_POLICY=PASSIVE`` (runner and workers): by default OpenMP's
-threads spin while they wait, and two gradings' spinning threads on 2 cores made an lm grading 3x slower.
-A lone grading keeps the default, under which the lm reference trained 17 % faster (bench/throughput.py) and
+threads spin while they wait, and two gradings' spinning threads on the same cores slow each other down many
+times over. A lone grading keeps the default, under which the lm reference trains faster (bench/throughput.py) and
 with which the lm retraining budget was measured.
 """
 

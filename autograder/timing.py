@@ -7,8 +7,8 @@
 Both sides run in sandboxed workers with the same limits and thread count (the reference in a worker of
 its own: the ``reference_student`` fixture), in alternating rounds, so that load from elsewhere on the
 machine hits both alike. The time verdict compares each side's fastest round: load from elsewhere only ever
-adds time, and on a shared 2-core grader a median of a few millisecond-long calls was still hit by it (the
-reference once measured 9x slower than itself); peak memory, which load does not change, compares medians.
+adds time, and on a shared grader even a median of a few millisecond-long calls is hit by it (the reference can
+measure many times slower than itself); peak memory, which load does not change, compares medians.
 Each round sends fresh inputs, so a cache keyed on the input cannot help. Nothing a submission's process
 reports is trusted: time is the parent's wall clock around an ordinary call, whose output is compared with the
 reference's on the same inputs (an answer given early, or a different one when the call seems to be timed, fails
