@@ -3,7 +3,9 @@
 Each assignment ``NAME`` has ``solutions/NAME/`` (reference), ``assignments/NAME/`` (generated
 skeleton), ``autograder/suites/NAME/`` (``assignment.toml``, ``public/`` tests that ship to
 students, ``hidden/`` tests that never do) and ``tests/mutants/NAME/`` (known-wrong versions).
-New assignments are picked up by adding those folders: nothing here lists them by name.
+New assignments are picked up by adding those folders: nothing here lists them by name, and nothing in the core
+imports an assignment's own modules (its helpers live in its suite folder; the subcommands it adds to ``autograder``
+are declared in its toml, ``add_commands``). ``autograder new`` scaffolds one; docs/authoring.md explains each part.
 
 A later assignment can build on an earlier one's module: ``{ name = "masking", carried = "masking" }``
 in ``modules`` declares ``masking.py`` as *carried*, the student's own copy of the masking assignment's
@@ -20,7 +22,7 @@ import hashlib
 import importlib
 import os
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,10 +39,6 @@ SECRET_ENV = "AUTOGRADER_SECRET"
 PACKAGE_DIR = Path(__file__).resolve().parent
 REPO_ROOT = PACKAGE_DIR.parent
 SUITES_DIR = PACKAGE_DIR / "suites"
-
-
-# The subcommands of ``autograder`` itself: an assignment's ``[commands]`` may not take these names.
-BUILTIN_COMMANDS = frozenset({"grade", "check", "validate", "build", "dist", "zip", "new", "list"})
 
 
 class AssignmentError(Exception):
@@ -147,14 +145,17 @@ class Assignment:
         return os.environ.get(SECRET_ENV, self.committed_secret)
 
 
-def add_commands(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
+def add_commands(subparsers, taken: Iterable[str]) -> dict[str, Callable[[argparse.Namespace], int]]:
     """Add every assignment's declared subcommands (``[commands]`` in its toml: ``NAME = "module:function"``) to
-    ``subparsers``; returns NAME -> handler. The function receives the subcommand's parser, adds its options and
-    returns the handler, which gets the parsed options and returns the exit status; its docstring's first line is
-    the subcommand's help."""
-    handlers = {}
+    ``subparsers``, which has the ``taken`` ones already; returns NAME -> handler. The function receives the
+    subcommand's parser, adds its options and returns the handler, which gets the parsed options and returns the
+    exit status; its docstring's first line is the subcommand's help."""
+    handlers: dict[str, Callable[[argparse.Namespace], int]] = {}
     for name in names():
         for command, target in load(name).commands.items():
+            if command in handlers or command in taken:
+                raise AssignmentError(f"{SUITES_DIR / name / 'assignment.toml'}: [commands] {command} is taken "
+                                      f"(by autograder itself or another assignment); give it another name")
             module_name, _, function_name = target.partition(":")
             try:
                 setup = getattr(importlib.import_module(module_name), function_name)
@@ -186,11 +187,9 @@ def load(name: str) -> Assignment:
         if entry.get("carried"):
             _check_carried(path, entry)
     commands = config.get("commands", {})
-    clash = sorted(set(commands) & BUILTIN_COMMANDS)
-    if clash or not all(isinstance(t, str) and ":" in t for t in commands.values()):
-        raise AssignmentError(f"{path}: [commands] maps a new subcommand's name to \"package.module:function\"; "
-                              f"{', '.join(clash) or 'a value'} is not allowed (built-in names: "
-                              f"{', '.join(sorted(BUILTIN_COMMANDS))})")
+    if not all(isinstance(t, str) and ":" in t for t in commands.values()):
+        raise AssignmentError(f"{path}: [commands] maps a new subcommand's name to \"package.module:function\", "
+                              f"e.g. world = \"autograder.suites.{name}.world:subcommand\"")
     assignment = Assignment(
         name=name,
         title=config.get("title", name),

@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     new.add_argument("name", help="its name, a lower-case Python identifier (the module students write)")
 
     commands.add_parser("list", help="list the assignments")
-    declared = assignments.add_commands(commands)  # an assignment's own subcommands, e.g. lm's `world`
+    declared = assignments.add_commands(commands, COMMANDS)  # an assignment's own subcommands, e.g. lm's `world`
 
     options = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")

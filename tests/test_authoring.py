@@ -4,12 +4,14 @@ caught) and ships through `dist` without its hidden test, solution or mutant."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import subprocess
 import sys
 import tomllib
 import zipfile
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -81,3 +83,27 @@ def test_every_limit_is_stated_in_the_toml(tmp_path, monkeypatch):
         assignments.load("partial")
     made = tomllib.loads(scaffold.files("demo")[Path("autograder", "suites", "demo", "assignment.toml")])
     assert Limits.from_config(made["limits"]).threads == 1, "the scaffold states every limit"
+
+
+def test_an_assignment_adds_subcommands_through_its_toml(tmp_path, monkeypatch):
+    """[commands] NAME = "module:function" adds `autograder NAME`; a name autograder or another assignment has is
+    refused, and so is a target that cannot be imported."""
+    monkeypatch.setattr(assignments, "SUITES_DIR", tmp_path)
+    limits = "".join(f"{key} = {value}\n" for key, value in asdict(Limits()).items())
+
+    def declare(name: str, commands: str) -> None:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "assignment.toml").write_text(
+            f'modules = [{{ name = "{name}" }}]\n\n[limits]\n{limits}\n[commands]\n{commands}\n')
+
+    declare("first", 'planet = "autograder.suites.lm.world:subcommand"')
+    parser = argparse.ArgumentParser()
+    handlers = assignments.add_commands(parser.add_subparsers(dest="command"), cli.COMMANDS)
+    assert list(handlers) == ["planet"] and parser.parse_args(["planet", "--seed", "3"]).seed == "3"
+    declare("second", 'grade = "autograder.suites.lm.world:subcommand"')
+    with pytest.raises(assignments.AssignmentError, match=r"\[commands\] grade is taken"):
+        assignments.add_commands(argparse.ArgumentParser().add_subparsers(), cli.COMMANDS)
+    (tmp_path / "second" / "assignment.toml").unlink()
+    declare("third", 'moon = "autograder.suites.nowhere:subcommand"')
+    with pytest.raises(assignments.AssignmentError, match=r"moon = 'autograder.suites.nowhere:subcommand' cannot be"):
+        assignments.add_commands(argparse.ArgumentParser().add_subparsers(), cli.COMMANDS)
