@@ -3,7 +3,9 @@
 Each assignment ``NAME`` has ``solutions/NAME/`` (reference), ``assignments/NAME/`` (generated
 skeleton), ``autograder/suites/NAME/`` (``assignment.toml``, ``public/`` tests that ship to
 students, ``hidden/`` tests that never do) and ``tests/mutants/NAME/`` (known-wrong versions).
-New assignments are picked up by adding those folders: nothing here lists them by name.
+New assignments are picked up by adding those folders: nothing here lists them by name, and nothing in the core
+imports an assignment's own modules (its helpers live in its suite folder; the subcommands it adds to ``autograder``
+are declared in its toml, ``add_commands``). ``autograder new`` scaffolds one; docs/authoring.md explains each part.
 
 A later assignment can build on an earlier one's module: ``{ name = "masking", carried = "masking" }``
 in ``modules`` declares ``masking.py`` as *carried*, the student's own copy of the masking assignment's
@@ -15,8 +17,12 @@ a relative link to the earlier solution, so the build generates its skeleton fro
 
 from __future__ import annotations
 
+import argparse
 import hashlib
+import importlib
+import os
 import tomllib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,7 +52,9 @@ def module_file(entry: dict) -> str:
 
 @dataclass
 class Assignment:
-    """One assignment's configuration; ``modules`` are the ``assignment.toml`` entries, in import order."""
+    """One assignment's configuration; ``modules`` are the ``assignment.toml`` entries, in import order, ``commands``
+    its subcommands (``add_commands``) and ``settings`` the whole toml as read, where an assignment's own tables
+    (lm: ``[worlds]``, ``[retraining]``) are found by its suite."""
 
     name: str
     title: str
@@ -57,6 +65,8 @@ class Assignment:
     submission_timeout: float = 900.0
     load_timeout: float = 60.0
     order: int = 100
+    commands: dict[str, str] = field(default_factory=dict)
+    settings: dict = field(default_factory=dict)
 
     @property
     def suite_dir(self) -> Path:
@@ -123,6 +133,44 @@ class Assignment:
     def has_reference(self) -> bool:
         return all((self.solution_dir / f).is_file() for f in self.files)
 
+    @property
+    def committed_secret(self) -> str:
+        """The hidden seed committed in ``hidden/SECRET`` ("" without one)."""
+        path = self.hidden_dir / "SECRET"
+        return path.read_text().strip() if path.is_file() else ""
+
+    @property
+    def secret(self) -> str:
+        """The term's hidden seed: ``AUTOGRADER_SECRET`` when set, else the committed one."""
+        return os.environ.get(SECRET_ENV, self.committed_secret)
+
+
+def add_commands(command: Callable[[str, str, str], argparse.ArgumentParser],
+                 taken: Iterable[str]) -> dict[str, Callable[[argparse.Namespace], int]]:
+    """Add every assignment's declared subcommands (``[commands]`` in its toml: ``NAME = "module:function"``) with
+    ``command(NAME, summary, example)``, which makes a subcommand's parser (the ``taken`` names exist already);
+    returns NAME -> handler. The function receives the subcommand's parser, adds its options and returns the handler,
+    which gets the parsed options and returns the exit status; its docstring's first line is the subcommand's
+    summary, and a line ``Example: ...`` its example."""
+    handlers: dict[str, Callable[[argparse.Namespace], int]] = {}
+    make = command
+    for name in names():
+        for command, target in load(name).commands.items():
+            if command in handlers or command in taken:
+                raise AssignmentError(f"{SUITES_DIR / name / 'assignment.toml'}: [commands] {command} is taken "
+                                      f"(by autograder itself or another assignment); give it another name")
+            module_name, _, function_name = target.partition(":")
+            try:
+                setup = getattr(importlib.import_module(module_name), function_name)
+            except (ImportError, AttributeError) as exc:
+                raise AssignmentError(f"{SUITES_DIR / name / 'assignment.toml'}: [commands] {command} = {target!r} "
+                                      f"cannot be loaded ({exc}); write it as \"package.module:function\"") from None
+            lines = (setup.__doc__ or command).strip().splitlines()
+            example = next((line.strip().removeprefix("Example:").strip() for line in lines
+                            if line.strip().startswith("Example:")), f"autograder {command} --help")
+            handlers[command] = setup(make(command, lines[0], example))
+    return handlers
+
 
 def names() -> list[str]:
     """Every assignment with a suite, in course order when ``order`` is set in its toml."""
@@ -143,18 +191,31 @@ def load(name: str) -> Assignment:
     for entry in modules:
         if entry.get("carried"):
             _check_carried(path, entry)
+    commands = config.get("commands", {})
+    if not all(isinstance(t, str) and ":" in t for t in commands.values()):
+        raise AssignmentError(f"{path}: [commands] maps a new subcommand's name to \"package.module:function\", "
+                              f"e.g. world = \"autograder.suites.{name}.world:subcommand\"")
     assignment = Assignment(
         name=name,
         title=config.get("title", name),
         modules=modules,
         forbidden=config.get("forbidden", []),
         timeout=float(config.get("timeout", 30)),
-        limits=Limits.from_config(config.get("limits", {})),
+        limits=_limits(path, config.get("limits", {})),
         submission_timeout=float(config.get("submission_timeout", 900)),
         load_timeout=float(config.get("load_timeout", 60)),
         order=int(config.get("order", 100)),
+        commands=commands,
+        settings=config,
     )
     return assignment
+
+
+def _limits(path: Path, config: dict) -> Limits:
+    try:
+        return Limits.from_config(config)
+    except ValueError as exc:
+        raise AssignmentError(f"{path}: {exc}") from None
 
 
 def _read(path: Path) -> dict:

@@ -13,8 +13,8 @@ the batch's, removed at the end whatever happened; SIGINT or SIGTERM stops every
 workers), writes the gradebook of what finished and raises ``Interrupted``.
 
 Gradings that run side by side get ``OMP_WAIT_POLICY=PASSIVE`` (runner and workers): by default OpenMP's
-threads spin while they wait, and two gradings' spinning threads on 2 cores made an lm grading 3x slower.
-A lone grading keeps the default, under which the lm reference trained 17 % faster (bench/throughput.py) and
+threads spin while they wait, and two gradings' spinning threads on the same cores slow each other down many
+times over. A lone grading keeps the default, under which the lm reference trains faster (bench/throughput.py) and
 with which the lm retraining budget was measured.
 """
 
@@ -374,13 +374,12 @@ def close_zygotes() -> None:
 
 
 def grade_job(job: Job, out_dir: Path, *, public_only: bool = False, oracle: str = "auto",
-              skip_tags: tuple[str, ...] | list[str] = (), metadata: Path | None = None,
-              runners: Runners | None = None) -> Results | None:
+              skip_tags: tuple[str, ...] | list[str] = (), runners: Runners | None = None) -> Results | None:
     """Grade one job in its own runner process into ``out_dir``; a results file is written whatever happens, unless
     the batch was stopped before the runner listed its tests (then nothing, and None).
 
-    Tests tagged with one of ``skip_tags`` or the job's own are not run; ``metadata`` is Gradescope's submission
-    metadata file; ``runners`` the batch's runners (a lone job gets its own).
+    Tests tagged with one of ``skip_tags`` or the job's own are not run; ``runners`` are the batch's runners (a lone
+    job gets its own).
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     results_file = out_dir / "results.json"
@@ -398,14 +397,12 @@ def grade_job(job: Job, out_dir: Path, *, public_only: bool = False, oracle: str
         runners = Runners(Isolation.detect())
         with runners.stop_on_signals():
             return grade_job(job, out_dir, public_only=public_only, oracle=oracle, skip_tags=skip_tags,
-                             metadata=metadata, runners=runners)
+                             runners=runners)
     assignment = assignments.load(job.assignment)
     tags = list(dict.fromkeys((*skip_tags, *job.skip_tags)))
     spec = {"assignment": job.assignment, "submission": os.path.abspath(job.source), "out": os.path.abspath(out_dir),
             "name": job.name, "oracle": oracle, "public_only": public_only, "hidden_only": job.hidden_only,
             "skip_tags": tags}
-    if metadata is not None:
-        spec["metadata"] = os.path.abspath(metadata)
     if job.secret is not None or SECRET_ENV in os.environ:
         spec["secret"] = job.secret if job.secret is not None else os.environ[SECRET_ENV]
     limit = assignment.submission_timeout + HARD_LIMIT_MARGIN

@@ -29,7 +29,7 @@ import torch
 
 from autograder import assignment as assignments
 from autograder import notebooks
-from autograder.checks import FLOAT_TOLERANCE, tolerance
+from autograder.grading import FLOAT_TOLERANCE, tolerance
 from autograder.oracle import read_store, store_fingerprint
 from autograder.results import Results
 

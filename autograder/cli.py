@@ -1,5 +1,6 @@
 """The ``autograder`` command (``build_parser`` lists its subcommands, each with a summary and an example):
 students check and zip their work; instructors grade, build zips and worlds; maintainers build and validate.
+An assignment may add subcommands of its own in its assignment.toml (lm: `autograder world`, a generated world).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from rich.console import Console
 from rich.markdown import Markdown
 
 from autograder import assignment as assignments
-from autograder import batch, world
+from autograder import batch
 from autograder.sandbox import Isolation
 
 log = logging.getLogger("autograder")
@@ -102,8 +103,6 @@ def build_parser() -> argparse.ArgumentParser:
     dist.add_argument("--out", type=Path, required=True, help="folder for the zips")
     dist.add_argument("--secret", help="gradescope: the term's hidden seed to put in the zip (default: hidden/SECRET)")
 
-    world.add_arguments(command("world", "instructors: generate a fictional world for lm",
-                                "autograder world --seed 7 --out world/"))
     command("list", "the assignments, and the files each one hands in", "autograder list")
 
     build = command("build", "maintainers: skeletons and expectations from solutions/",
@@ -116,6 +115,12 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("names", nargs="*", help="assignments (default: all)")
     validate.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2)), help="parallel gradings")
     validate.add_argument("--out", type=Path, help="keep the graded results here")
+
+    new = command("new", "instructors: scaffold a small working assignment to start from (docs/authoring.md)",
+                  "autograder new softmax")
+    new.add_argument("name", help="its name, a lower-case Python identifier (the module students write)")
+    for name, handler in assignments.add_commands(command, [*COMMANDS, *commands.choices]).items():
+        commands.choices[name].set_defaults(handler=handler)  # an assignment's own subcommand, e.g. lm's world
 
     parser.epilog = "examples (`autograder COMMAND --help` says more):\n" + "\n".join(examples)
     return parser
@@ -131,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
                   "does not include it. Students use `autograder check` and `autograder zip`.", options.command)
         return 2
     try:
-        return COMMANDS[options.command](options)
+        return getattr(options, "handler", COMMANDS.get(options.command))(options)
     except assignments.AssignmentError as exc:
         log.error("error: %s", exc)
         return 2
@@ -265,6 +270,20 @@ def cmd_zip(options) -> int:
     return 0
 
 
+def cmd_new(options) -> int:
+    from autograder import scaffold
+    from autograder.build import build
+
+    written = scaffold.create(options.name)
+    problems = build([options.name])
+    for problem in problems:
+        log.error("%s", problem)
+    log.info("wrote %s; built its skeleton and recorded expectations. Next: `autograder validate %s`, then make it "
+             "yours (docs/authoring.md)", ", ".join(str(p.relative_to(assignments.REPO_ROOT)) for p in written),
+             options.name)
+    return 1 if problems else 0
+
+
 def cmd_list(options) -> int:
     for name in assignments.names():
         assignment = assignments.load(name)
@@ -273,7 +292,7 @@ def cmd_list(options) -> int:
 
 
 COMMANDS = {"grade": cmd_grade, "report": cmd_report, "check": cmd_check, "validate": cmd_validate, "build": cmd_build,
-            "dist": cmd_dist, "zip": cmd_zip, "world": world.command, "list": cmd_list}
+            "dist": cmd_dist, "zip": cmd_zip, "new": cmd_new, "list": cmd_list}
 
 
 if __name__ == "__main__":

@@ -44,6 +44,8 @@ PLACEHOLDER = re.compile(r"@([A-Z_]+)@")
 # asked for it (`cli.INSTRUCTOR_COMMANDS`).
 STUDENT_ENTRY_POINTS = ("autograder.cli", "autograder.runner", "autograder.handin", "autograder.worker.__main__",
                         "autograder.worker.zygote", "autograder.notebook_checks")
+# The templates of `autograder new` hold a solution and a mutant: they would be the new assignment's secrets.
+INSTRUCTOR_ONLY = ("autograder/templates/new/",)
 
 
 class DistError(Exception):
@@ -95,6 +97,8 @@ def harness(names: list[str], hidden: list[str] = ()) -> dict[str, bytes]:
     files = {}
     for key, data in tree(assignments.PACKAGE_DIR, "autograder").items():
         parts = key.split("/")
+        if key.startswith(INSTRUCTOR_ONLY):
+            continue
         if len(parts) > 3 and parts[1] == "suites":
             if parts[2] not in names or (parts[3] == "hidden" and parts[2] not in hidden):
                 continue

@@ -162,6 +162,13 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value else None
 
 
+def annotate(results: Results, metadata: Metadata) -> None:
+    """Add what the metadata tells to finished results: the attempt, submission time and lateness in ``extra_data``,
+    and before the top-level output (always shown) a summary of only what students may see now."""
+    results.extra_data.update(metadata.extra_data())
+    results.output = "\n\n".join(part for part in (student_summary(results, metadata), results.output) if part)
+
+
 def student_summary(results: Results, metadata: Metadata) -> str:
     """The top-level lines students see now: the score on what is shown, and what is withheld until when."""
     shown = metadata.shown()
@@ -206,21 +213,20 @@ def run(root: Path, name: str) -> Results:
     try:
         assignment = assignments.load(name)
         lock_down(root)
-        metadata_file, label = root / "submission_metadata.json", "submission"
+        metadata_file, label, metadata = root / "submission_metadata.json", "submission", None
         if metadata_file.is_file():
             try:
                 metadata = Metadata.read(metadata_file)
                 label = f"gradescope-{metadata.submission_id}" if metadata.submission_id else label
             except MetadataError as exc:
                 log.warning("ignoring the submission metadata: %s", exc)
-                metadata_file = None
-        else:
-            metadata_file = None
         job = batch.Job(label, root / "submission", assignment.name)
-        results = batch.grade_job(job, results_dir, metadata=metadata_file)
+        results = batch.grade_job(job, results_dir)
         if results is None:  # stopped (Gradescope's time limit) before a test was listed
             results = failure(name, "the grader was stopped before it could list the tests")
-            results.write(results_dir)
+        elif metadata is not None:
+            annotate(results, metadata)
+        results.write(results_dir)
     except Exception as exc:  # the grader itself failed: the student still gets a results file
         log.exception("grading failed")
         results = failure(name, f"{type(exc).__name__}: {exc}")

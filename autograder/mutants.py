@@ -30,7 +30,7 @@ from functools import cached_property
 from pathlib import Path
 from types import SimpleNamespace
 
-from autograder import implementations
+from autograder import trusted_import
 from autograder.assignment import Assignment
 
 TARGET = re.compile(r"^#\s*target:\s*(\S+)\s*$", re.MULTILINE)
@@ -113,7 +113,7 @@ class Mutant:
     def implementation(self) -> SimpleNamespace:
         """The mutant loaded in the grading process (trusted code: ours); its notebooks run on first use."""
         folder = tempfile.TemporaryDirectory(prefix=f"mutant-{self.name}-")
-        implementation = implementations.load(self.materialize(Path(folder.name) / self.assignment.name),
+        implementation = trusted_import.load(self.materialize(Path(folder.name) / self.assignment.name),
                                               self.assignment.modules, strict=False, lazy=True)
         implementation.hold(folder)  # removed when the implementation is
         return implementation

@@ -24,9 +24,8 @@ from typing import Any
 
 import pytest
 
-from autograder import checks
 from autograder.assignment import Assignment
-from autograder.grading import Parts, derive_seed
+from autograder.grading import Parts, derive_seed, named_mistake, start_test
 from autograder.oracle import Oracle
 from autograder.proxy import ForbiddenAPI, GraderFailure, Student, StudentCodeFailure, SubmissionBroken
 from autograder.results import Results, TestResult
@@ -190,7 +189,7 @@ class GradingPlugin:
         marker = item.get_closest_marker("graded")
         timeout = marker.kwargs.get("timeout") or self.session.assignment.timeout
         self.session.oracle.start_test(_test_id(item))
-        checks.start_test()
+        start_test()
         student = self.session.student
         student.deadline = time.monotonic() + timeout
         student.time_limit = timeout
@@ -240,7 +239,7 @@ class GradingPlugin:
             messages += parts.notes if parts is not None else []
             if call.excinfo is not None:
                 messages.append(self._explain(item, call.excinfo))
-            mistake = checks.named_mistake()
+            mistake = named_mistake()
             if mistake:
                 messages.append(f"This looks like a known mistake: {mistake}")
                 extra["mistake"] = mistake

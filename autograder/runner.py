@@ -32,8 +32,6 @@ import pytest
 
 from autograder import assignment as assignments
 from autograder import permissions, staticcheck
-from autograder.assignment import SECRET_ENV
-from autograder.gradescope import Metadata, student_summary
 from autograder.notebooks import NotebookError, collect_answers
 from autograder.oracle import Oracle
 from autograder.plugin import GradingPlugin, Session
@@ -44,11 +42,12 @@ from autograder.submission import SubmissionError, stage
 
 PR_SET_PDEATHSIG = 1
 # What a job may say: the assignment, the submission (a folder or zip) and its name in the results, where to write
-# (out), public (or hidden) tests only, the oracle mode, where to record expectations (record_to), Gradescope's
-# metadata file, tags of tests not to run, the term's secret (AUTOGRADER_SECRET, kept out of the runner's
-# environment), the folder for temporary files and when the batch started the runner.
+# (out), public (or hidden) tests only, the oracle mode, where to record expectations (record_to), tags of tests not
+# to run, the term's secret (AUTOGRADER_SECRET, kept out of the runner's environment), the folder for temporary files
+# and when the batch started the runner. (Gradescope's submission metadata is applied to the finished results by
+# autograder.gradescope, which reads it.)
 JOB_FIELDS = {"assignment", "submission", "out", "name", "public_only", "hidden_only", "oracle", "record_to",
-              "metadata", "skip_tags", "secret", "tmp", "started"}
+              "skip_tags", "secret", "tmp", "started"}
 
 
 class OutOfTime(KeyboardInterrupt):
@@ -64,16 +63,13 @@ class Stopped(KeyboardInterrupt):
 
 def grade_one(assignment: assignments.Assignment, source: Path, out_dir: Path | None, *, name: str,
               public_only: bool = False, hidden_only: bool = False, oracle_mode: str = "auto",
-              secret: str | None = None, record_to: Path | None = None, metadata: Metadata | None = None,
-              skip_tags: tuple[str, ...] | list[str] = (), requested: float | None = None) -> Results:
+              secret: str | None = None, record_to: Path | None = None, skip_tags: tuple[str, ...] | list[str] = (),
+              requested: float | None = None) -> Results:
     """Grade ``source`` against ``assignment``'s suite; write into ``out_dir`` when given. ``requested``: when (epoch
     seconds) the batch started this runner, for the start-up phase (default: when this process began).
 
     Tests tagged with one of ``skip_tags`` (e.g. "retraining") are not run and carry no points; the
     results' output lists them.
-
-    With Gradescope's ``metadata``, the results record the attempt and submission time, and the top-level
-    output (always shown) summarises only what students may see now (``gradescope.student_summary``).
     """
     started = time.monotonic()
     phases = {"startup": time.time() - (requested or psutil.Process().create_time())}  # until grading began
@@ -82,8 +78,6 @@ def grade_one(assignment: assignments.Assignment, source: Path, out_dir: Path | 
     results = Results(assignment=assignment.name, submission=name)
     results.extra_data["device"] = grading_device()
     set_threads(assignment.limits.threads)
-    if metadata is not None:
-        results.extra_data.update(metadata.extra_data())
     isolation = Isolation.detect()
     if isolation.privileged:
         permissions.protect_checkout()
@@ -104,7 +98,7 @@ def grade_one(assignment: assignments.Assignment, source: Path, out_dir: Path | 
     phases["reference"], mark = time.monotonic() - mark, time.monotonic()
     session = Session(assignment=assignment, student=student, oracle=oracle, results=results, out_dir=out_dir,
                       reference=reference, violations=violations, isolation=isolation, skip_tags=tuple(skip_tags),
-                      secret=secret if secret is not None else os.environ.get(SECRET_ENV, default_secret(assignment)))
+                      secret=secret if secret is not None else assignment.secret)
     plugin = GradingPlugin(session)
     handlers = {signal.SIGALRM: _out_of_time, signal.SIGTERM: _stop, signal.SIGINT: _stop}
     previous = {number: signal.signal(number, handler) for number, handler in handlers.items()}
@@ -128,8 +122,6 @@ def grade_one(assignment: assignments.Assignment, source: Path, out_dir: Path | 
     results.extra_data["phases"] = timings(phases, session, oracle, plugin)
     _finish(results, plugin, session, code, broken, violations, assignment)
     results.tests += written
-    if metadata is not None:
-        results.output = "\n\n".join(part for part in (student_summary(results, metadata), results.output) if part)
     results.execution_time = time.monotonic() - started
     if out_dir is not None:
         results.write(out_dir)
@@ -271,18 +263,12 @@ def make_oracle(assignment: assignments.Assignment, mode: str, record_to: Path |
         raise assignments.AssignmentError(f"{assignment.name}: the reference in {assignment.solution_dir} is missing")
     # The reference and the mutant catalogue are the instructor's: imported here, never by a student's `check`
     # (replay), whose copy of the harness does not hold them.
-    from autograder import implementations, mutants
+    from autograder import mutants, trusted_import
 
-    reference = implementations.load(assignment.solution_dir, assignment.modules)
+    reference = trusted_import.load(assignment.solution_dir, assignment.modules)
     store = (record_to or assignment.expected_file) if mode == "record" else assignment.expected_file
     return Oracle(mode, reference, mutants.fingerprints(assignment), store,
                   assignment.recording_fingerprint()), reference
-
-
-def default_secret(assignment: assignments.Assignment) -> str:
-    """The committed hidden seed (``hidden/SECRET``); set ``AUTOGRADER_SECRET`` to override it per term."""
-    path = assignment.hidden_dir / "SECRET"
-    return path.read_text().strip() if path.is_file() else ""
 
 
 def set_threads(threads: int) -> None:
@@ -315,10 +301,9 @@ def main(argv: list[str] | None = None) -> int:
     if unknown or not {"assignment", "submission", "name"} <= set(job):
         raise SystemExit(f"a runner job needs assignment, submission and name, and knows only {sorted(JOB_FIELDS)}")
     assignment = assignments.load(job["assignment"])
-    metadata = Metadata.read(Path(job["metadata"])) if job.get("metadata") else None
     grade_one(assignment, Path(job["submission"]), Path(job["out"]) if job.get("out") else None, name=job["name"],
               public_only=bool(job.get("public_only")), hidden_only=bool(job.get("hidden_only")),
-              oracle_mode=job.get("oracle", "auto"), metadata=metadata,
+              oracle_mode=job.get("oracle", "auto"),
               record_to=Path(job["record_to"]) if job.get("record_to") else None,
               skip_tags=list(job.get("skip_tags", [])), secret=job.get("secret"), requested=job.get("started"))
     return 0

@@ -47,7 +47,9 @@ START_SECONDS = 120.0  # for the worker to confine itself and import torch (seco
 
 @dataclass
 class Limits:
-    """Resource limits for one worker (see the module docstring)."""
+    """Resource limits for one worker (see the module docstring). An assignment states every one of them in its
+    ``[limits]`` (``from_config`` refuses a partial table), so that its toml says what applies; these defaults serve
+    the workers that belong to no assignment (the isolation probe, the harness's own tests)."""
 
     memory_mb: int = 6144
     cpu_seconds: int = 900
@@ -63,6 +65,10 @@ class Limits:
         unknown = set(config) - set(cls.__dataclass_fields__)
         if unknown:
             raise ValueError(f"unknown limit(s) {sorted(unknown)}; known: {sorted(cls.__dataclass_fields__)}")
+        missing = [name for name in cls.__dataclass_fields__ if name not in config]
+        if missing:
+            raise ValueError(f"[limits] must state every limit; add {', '.join(missing)} (the usual values: "
+                             + ", ".join(f"{name} = {getattr(cls(), name)}" for name in missing) + ")")
         return cls(**config)
 
 

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import torch
 
 from autograder import assignment as assignments
-from autograder import implementations
+from autograder import trusted_import
 
 REFERENCE = assignments.REPO_ROOT / "solutions" / "lm"
 
@@ -25,7 +25,7 @@ def load_implementation(folder: Path = REFERENCE) -> SimpleNamespace:
     missing = [name for name in lm.files if not (Path(folder) / name).is_file()]
     if missing:
         raise SystemExit(f"{folder} lacks {', '.join(missing)}: point --solution at a complete lm folder")
-    return implementations.load(Path(folder), lm.modules)
+    return trusted_import.load(Path(folder), lm.modules)
 
 
 def environment() -> str:

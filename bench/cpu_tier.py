@@ -2,7 +2,7 @@
 
     python bench/cpu_tier.py --seeds 0 1 2 [--variant vanilla] [--preset cpu] [--csv out.csv]
 
-For each seed: a fresh world (``autograder.world.SIZES["cpu-tier"]`` unless overridden), then
+For each seed: a fresh world (``autograder.suites.lm.world.SIZES["cpu-tier"]`` unless overridden), then
 0. the calibration step (``gates.calibration_seconds``: how fast this machine trains, for the grader's budgets),
 1. pretraining (time, final loss), the cloze probe on the held-out (dev) people,
 2. finetuning the pretrained model: held-out exact match (and accuracy on the finetuning people),
@@ -10,7 +10,7 @@ For each seed: a fresh world (``autograder.world.SIZES["cpu-tier"]`` unless over
    train accuracy") and held-out exact match,
 4. the majority baseline on the held-out people.
 It prints one row per seed and the mean, then the gates derived from them (see
-autograder/suites/lm/thresholds.toml for the rule). Not part of CI: one seed takes minutes.
+[retraining] in autograder/suites/lm/assignment.toml for the rule). Not part of CI: one seed takes minutes.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from pathlib import Path
 
 from common import REFERENCE, environment, load_implementation
 
-from autograder.birthplaces import cloze_match, exact_match, majority_answer
 from autograder.suites.lm import gates
-from autograder.world import SIZES, generate_world
+from autograder.suites.lm.birthplaces import cloze_match, exact_match, majority_answer
+from autograder.suites.lm.world import SIZES, generate_world
 
 log = logging.getLogger("cpu_tier")
 Z = 3.0  # binomial standard errors below the reference's mean (see autograder/suites/lm/gates.py)

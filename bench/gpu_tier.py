@@ -22,7 +22,7 @@ import torch
 from common import REFERENCE, environment, load_implementation
 
 from autograder.assignment import REPO_ROOT
-from autograder.birthplaces import exact_match, majority_answer, read_corpus, read_pairs
+from autograder.suites.lm.birthplaces import exact_match, majority_answer, read_corpus, read_pairs
 
 log = logging.getLogger("gpu_tier")
 TARGETS = {"vanilla": 0.23, "rope": 0.40}

@@ -21,7 +21,7 @@ import torch
 from common import REFERENCE, environment, load_implementation
 from mingpt_baseline import MinGPT, train_epochs
 
-from autograder.world import SIZES, generate_world
+from autograder.suites.lm.world import SIZES, generate_world
 
 log = logging.getLogger("throughput")
 

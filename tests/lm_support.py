@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from autograder import assignment as assignments
-from autograder import implementations
-from autograder.world import World, generate_world
+from autograder import trusted_import
+from autograder.suites.lm.world import World, generate_world
 
 LM = assignments.load("lm")
 
@@ -18,7 +18,7 @@ LM = assignments.load("lm")
 @functools.cache
 def reference() -> SimpleNamespace:
     """The reference's modules: ``.dataset``, ``.model``, ``.trainer``, ``.run`` (and the carried ones)."""
-    return implementations.load(LM.solution_dir, LM.modules)
+    return trusted_import.load(LM.solution_dir, LM.modules)
 
 
 def tiny_preset(**changes):

@@ -22,7 +22,7 @@ from conftest import REPO
 from nbclient import NotebookClient
 
 from autograder import assignment as assignments
-from autograder import batch, cli, implementations, notebooks
+from autograder import batch, cli, notebooks, trusted_import
 from autograder.grading import Parts
 from autograder.suites.attention import common, properties
 
@@ -144,7 +144,7 @@ def test_examples_grade_as_described(tmp_path):
 def reference():
     """The reference notebook, run in this process, standing in for the student proxy."""
     torch.set_num_threads(1)
-    return implementations.load(ATTENTION.solution_dir, ATTENTION.modules).attention
+    return trusted_import.load(ATTENTION.solution_dir, ATTENTION.modules).attention
 
 
 @pytest.mark.parametrize("seed", range(0, 400, 25))

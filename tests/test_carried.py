@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import sys
 import zipfile
+from dataclasses import asdict
 
 import pytest
 import torch
 
 from autograder import assignment as assignments
-from autograder import batch, implementations, mutants, staticcheck
+from autograder import batch, mutants, staticcheck, trusted_import
 from autograder.grading import Parts, run_check
 from autograder.runner import carried_notes
+from autograder.sandbox import Limits
 from autograder.submission import SubmissionError, stage
 
 POSITIONS = assignments.load("positions")
@@ -22,7 +24,8 @@ MASKING = assignments.load("masking")
 
 def write_suite(root, name: str, modules: str) -> None:
     (root / name).mkdir(parents=True)
-    (root / name / "assignment.toml").write_text(f'title = "{name}"\nmodules = {modules}\n')
+    limits = "".join(f"{key} = {value}\n" for key, value in asdict(Limits()).items())
+    (root / name / "assignment.toml").write_text(f'title = "{name}"\nmodules = {modules}\n\n[limits]\n{limits}')
 
 
 def folder(tmp_path, name: str, files: list[str]):
@@ -115,7 +118,7 @@ def test_materialize_copies_the_linked_carried_file(tmp_path):
 
 def test_loading_imports_the_carried_module_from_the_same_folder():
     before = {name: sys.modules.get(name) for name in ("masking", "positions")}
-    reference = implementations.load(POSITIONS.solution_dir, POSITIONS.modules)
+    reference = trusted_import.load(POSITIONS.solution_dir, POSITIONS.modules)
     assert issubclass(reference.positions.RotaryCausalSelfAttention, reference.masking.CausalSelfAttention)
     assert {name: sys.modules.get(name) for name in ("masking", "positions")} == before
     mutant = next(m for m in mutants.fingerprints(POSITIONS) if m.name == "no_scaling").implementation

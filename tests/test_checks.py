@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from autograder import checks
-from autograder.checks import assert_close, assert_rows_sum_to_one, assert_tensor
+from autograder import grading
+from autograder.grading import assert_close, assert_rows_sum_to_one, assert_tensor
 from autograder.oracle import Expected, Oracle, read_store, write_store
 
 
@@ -46,10 +46,10 @@ def test_tensor_subclass_is_named():
 
 def _named(*comparisons) -> str | None:
     """The mistake a test that made these failing comparisons (``(got, expected)``) names."""
-    checks.start_test()
+    grading.start_test()
     for got, expected in comparisons:
         message(lambda got=got, expected=expected: assert_close(got, expected))
-    return checks.named_mistake()
+    return grading.named_mistake()
 
 
 def test_a_mistake_is_named_only_when_every_failed_comparison_matches_it():

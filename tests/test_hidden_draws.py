@@ -7,8 +7,8 @@ import pytest
 import torch
 from conftest import MASKING, POSITIONS
 
-from autograder import implementations, mutants
-from autograder.checks import assert_close
+from autograder import mutants, trusted_import
+from autograder.grading import assert_close
 from autograder.suites.masking import common
 from autograder.suites.positions import common as positions_common
 
@@ -17,7 +17,7 @@ SECRETS = range(200)  # seeds as the ``seed`` fixture derives them: any integer
 
 @pytest.fixture(scope="module")
 def reference():
-    return implementations.load(MASKING.solution_dir, MASKING.modules)
+    return trusted_import.load(MASKING.solution_dir, MASKING.modules)
 
 
 @pytest.mark.parametrize("name", ["no_scaling", "softmax_wrong_axis", "mask_after_softmax", "large_negative_fill"])
@@ -33,7 +33,7 @@ def test_every_sdpa_draw_tells_the_mistake_apart(reference, name):
 
 @pytest.fixture(scope="module")
 def positions_reference():
-    return implementations.load(POSITIONS.solution_dir, POSITIONS.modules)
+    return trusted_import.load(POSITIONS.solution_dir, POSITIONS.modules)
 
 
 def test_every_float64_rotary_draw_shows_an_angle_table_kept_in_float32(positions_reference):

@@ -15,8 +15,8 @@ from lm_support import (
     tiny_world,
 )
 
-from autograder import birthplaces
-from autograder.world import write_world
+from autograder.suites.lm import birthplaces
+from autograder.suites.lm.world import write_world
 
 ref = reference()
 run = ref.run

@@ -9,7 +9,7 @@ import pytest
 from conftest import REPO
 
 from autograder import assignment as assignments
-from autograder import cli, implementations, mutants
+from autograder import cli, mutants, trusted_import
 from autograder.suites.lm import common
 
 LM = assignments.load("lm")
@@ -19,7 +19,7 @@ BLOCK = 32
 
 @pytest.fixture(scope="module")
 def reference():
-    return implementations.load(LM.solution_dir, LM.modules)
+    return trusted_import.load(LM.solution_dir, LM.modules)
 
 
 def mutant(name: str):
@@ -111,7 +111,7 @@ def _float32_loss(tmp_path):
     source = model.read_text()
     assert "flat.to(torch.promote_types(flat.dtype, torch.float32))" in source
     model.write_text(source.replace("flat.to(torch.promote_types(flat.dtype, torch.float32))", "flat.float()"))
-    return implementations.load(folder, LM.modules)
+    return trusted_import.load(folder, LM.modules)
 
 
 def _after_steps(impl, state, batches, shape, variant, **schedule):

@@ -7,9 +7,9 @@ from collections import Counter
 
 import pytest
 
-from autograder import birthplaces, cli, world
+from autograder import cli
 from autograder.assignment import REPO_ROOT, load
-from autograder.runner import default_secret
+from autograder.suites.lm import birthplaces, world
 
 REAL = REPO_ROOT.parent / "shared" / "data" / "cs224n"
 needs_real_data = pytest.mark.skipif(not (REAL / "birth_dev.tsv").is_file(),
@@ -123,7 +123,7 @@ def test_world_command_writes_a_world_and_keeps_the_labels_apart(tmp_path):
 def test_the_public_world_is_committed_and_made_from_the_hidden_secret():
     """The files students get are exactly what `autograder world --public` writes, and their seed is not public."""
     data, hidden = world.public_paths()
-    secret = default_secret(load("lm"))
+    secret = load("lm").committed_secret
     assert secret, "autograder/suites/lm/hidden/SECRET is missing"
     expected = world.public_world(secret)
     assert birthplaces.read_corpus(data / "wiki.txt") == "".join(f"{line}\n" for line in expected.bios)

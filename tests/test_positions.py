@@ -13,7 +13,7 @@ import torch
 from conftest import REPO
 
 from autograder import assignment as assignments
-from autograder import cli, implementations, mutants
+from autograder import cli, mutants, trusted_import
 from autograder.suites.positions import common
 
 POSITIONS = assignments.load("positions")
@@ -22,7 +22,7 @@ EXAMPLES = REPO / "examples" / "positions"
 
 @pytest.fixture(scope="module")
 def reference():
-    return implementations.load(POSITIONS.solution_dir, POSITIONS.modules)
+    return trusted_import.load(POSITIONS.solution_dir, POSITIONS.modules)
 
 
 def mutant(name: str):

@@ -17,8 +17,8 @@ In every mode: resource limits, a parent-death signal, no new privileges (a setu
 umask 077; as root also a uid of its own without supplementary groups, so the second layer (permissions) holds
 even where the first (namespaces) exists.
 
-Why a few system calls here rather than bubblewrap: bubblewrap (measured: ``python -c pass`` 24 ms plain, 34 ms
-inside it) confines a new program it starts, while the grader confines a worker that already runs (for warm
+Why a few system calls here rather than bubblewrap: bubblewrap (which also adds start-up time to every program it
+runs) confines a new program it starts, while the grader confines a worker that already runs (for warm
 grading, a forked copy of a process that has imported torch); only calls made in that process can do that.
 """
 

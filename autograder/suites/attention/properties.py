@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from autograder.checks import assert_tensor
+from autograder.grading import assert_tensor
 from autograder.suites.attention import common
 
 F64 = common.F64

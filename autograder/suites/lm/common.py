@@ -22,8 +22,8 @@ import torch
 from autograder.grading import assert_close, assert_tensor
 from autograder.oracle import Expected
 from autograder.proxy import RemoteAttr
+from autograder.suites.lm.world import generate_world
 from autograder.suites.masking.common import generator
-from autograder.world import generate_world
 
 __all__ = ["generator", "value", "Shape", "block_state", "gpt_state", "gpt", "block", "tokens", "targets",
            "assert_loss", "assert_state_close", "step_gradients", "adam_conditioned", "corpus", "parameter_names",

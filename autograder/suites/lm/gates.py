@@ -1,8 +1,9 @@
-"""The retraining gates: reading thresholds.toml, deriving gates from a sweep, judging one retraining.
+"""The retraining gates: reading them ([retraining] in the lm assignment.toml), deriving gates from a sweep, judging
+one retraining.
 
 A retraining yields rates on the held-out or finetuning people of a generated world (the cloze probe,
 finetune-only train accuracy, held-out exact match) and the final pretraining loss. ``judge`` turns
-them into graded parts; ``derive`` is the rule thresholds.toml was written with (bench/cpu_tier.py
+them into graded parts; ``derive`` is the rule [retraining.gates] was written with (bench/cpu_tier.py
 prints it): a rate's gate is the lower end of the Wilson interval (z standard errors) of the reference's
 worst seed, never below the upper end of the majority baseline's (a gate that "always the commonest town"
 could pass grades nothing); the loss bound is the worst seed's loss plus z standard deviations across
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import torch
 
-THRESHOLDS = Path(__file__).with_name("thresholds.toml")
+THRESHOLDS = Path(__file__).with_name("assignment.toml")  # its [retraining] tables
 
 
 @dataclass(frozen=True)
@@ -32,9 +33,11 @@ class Gates:
     pretrain_loss_max: float
 
 
-# A grading machine up to this many times slower than the sweep's (by ``calibration_seconds``) gets its budgets
-# stretched to match; the test's timeout, the worker's CPU-time limit and the submission's time allow for it.
-MAX_SLOWDOWN = 2.0
+# A grading machine up to MAX_SLOWDOWN times slower than the sweep's (by ``calibration_seconds``) gets its budgets
+# stretched to match; the retraining test's timeout is the stretched budgets plus SLACK_SECONDS ([retraining.budget]).
+_BUDGET = tomllib.loads(THRESHOLDS.read_text())["retraining"]["budget"]
+MAX_SLOWDOWN: float = _BUDGET["max_slowdown"]
+SLACK_SECONDS: float = _BUDGET["slack_s"]
 CALIBRATION_VOCAB, CALIBRATION_ROUNDS = 64, 5
 
 
@@ -86,8 +89,9 @@ class Verdict:
 
 
 def load(path: Path = THRESHOLDS) -> Thresholds:
-    """thresholds.toml: a stage may train ``factor`` times the reference's time, and never less than ``minimum_s``."""
-    data = tomllib.loads(path.read_text())
+    """[retraining] of the lm assignment.toml: a stage may train ``factor`` times the reference's time, and never less
+    than ``minimum_s``."""
+    data = tomllib.loads(path.read_text())["retraining"]
     world, gates, budget = data["world"], data["gates"], data["budget"]
 
     def allowed(stage: str) -> float:

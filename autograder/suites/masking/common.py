@@ -1,4 +1,5 @@
-"""Inputs shared by the masking tests. Every builder is deterministic in its seed.
+"""Inputs and checks shared by the masking tests, and by the later suites that build on its self-attention
+(positions). Every builder is deterministic in its seed.
 
 A test computes the student's value with ``fn(student)`` and the expected one with ``oracle(fn)``:
 ``fn`` receives either the student proxy or a local implementation, both with a ``.masking``.
@@ -7,6 +8,9 @@ A test computes the student's value with ``fn(student)`` and the expected one wi
 import math
 
 import torch
+
+from autograder.grading import assert_close, assert_tensor
+from autograder.oracle import Expected
 
 
 def generator(seed: int) -> torch.Generator:
@@ -68,6 +72,11 @@ def inputs(batch: int, T: int, d_model: int, seed: int, dtype: torch.dtype = tor
     return torch.randn(batch, T, d_model, generator=generator(seed + 7), dtype=torch.float64).to(dtype)
 
 
+def vectors(shape: tuple[int, ...], seed: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """Standard normal entries of ``shape`` (queries, keys, token embeddings)."""
+    return torch.randn(shape, generator=generator(seed), dtype=torch.float64).to(dtype)
+
+
 def at_real_positions(value: torch.Tensor, lengths: torch.Tensor | None) -> torch.Tensor:
     """The rows of a (B, T, ...) output at real positions ((N, ...), N the sum of lengths), or all of it without
     ``lengths``: outputs at padded positions are unspecified, so no test compares them. (With right padding and a
@@ -79,9 +88,56 @@ def at_real_positions(value: torch.Tensor, lengths: torch.Tensor | None) -> torc
 
 def attention(impl, d_model: int, n_head: int, state: dict, *, dropout: float = 0.0, train: bool = False):
     """A CausalSelfAttention of ``impl`` holding ``state`` (its dtype), in train or eval mode."""
-    module = impl.masking.CausalSelfAttention(d_model, n_head, dropout)
+    return loaded(impl.masking.CausalSelfAttention(d_model, n_head, dropout), state, train)
+
+
+def loaded(module, state: dict, train: bool = False):
+    """``module``, a self-attention with the parameters of ``attention_state``, holding ``state`` (float64 when
+    ``state`` is), in train or eval mode."""
     if state["proj.weight"].dtype == torch.float64:
         module.double()
     module.load_state_dict(state)
     module.train(train)
     return module
+
+
+def assert_output_matches(got, expected: Expected, x: torch.Tensor, lengths: torch.Tensor | None = None) -> None:
+    """A self-attention's output ``got`` for ``x`` (B, T, D) has x's shape and dtype and matches ``expected`` at every
+    real position (every position without ``lengths``, (B,)): outputs at padded positions are unspecified."""
+    assert_tensor(got, "the output", shape=tuple(x.shape), dtype=x.dtype)
+    assert_close(at_real_positions(got, lengths), expected.map(lambda out: at_real_positions(out, lengths)),
+                 "the output" + ("" if lengths is None else " at real (unpadded) positions"))
+
+
+def assert_gradients_match(got: dict, expected: Expected, parts, names, *, each_parameter: bool = True) -> None:
+    """``forward_backward``'s gradients ``got`` match ``expected``: the input's as one part, then each parameter of
+    ``names`` as a part of weight 0.25 (or, without ``each_parameter``, all of them as one part)."""
+    with parts("input gradient"):
+        assert_close(got["input_grads"][0], expected["input_grads"][0], "the gradient of the input")
+    if each_parameter:
+        for name in names:
+            with parts(f"gradient of {name}", weight=0.25):
+                _assert_parameter_gradient(got, expected, name)
+    else:
+        with parts("parameter gradients"):
+            for name in names:
+                _assert_parameter_gradient(got, expected, name)
+
+
+def _assert_parameter_gradient(got: dict, expected: Expected, name: str) -> None:
+    value = got["param_grads"].get(name)
+    assert value is not None, f"{name} received no gradient: is it used in forward (and not detached)?"
+    assert_close(value, expected["param_grads"][name], f"the gradient of {name}")
+
+
+def assert_causal(module, x: torch.Tensor, seed: int) -> None:
+    """Changing the tokens from position t on never changes the outputs before t (``module``: the student's)."""
+    base = module(x)
+    B, T, D = x.shape
+    assert_tensor(base, "the output", shape=(B, T, D), dtype=x.dtype)
+    for t in sorted({1, T // 2, T - 1}):
+        changed = x.clone()
+        changed[:, t:] = vectors((B, T - t, D), seed + t, x.dtype)
+        assert_close(module(changed)[:, :t], base[:, :t],
+                     f"the outputs before position {t} after changing the tokens from position {t} on (they must "
+                     "not change: position i may only attend to positions <= i)")

@@ -2,23 +2,33 @@
 
 A test computes the student's value with ``fn(student)`` and the expected one with ``oracle(fn)``: ``fn``
 receives either the student proxy or a local implementation, both with ``.positions``, ``.masking`` and
-``.positions_notebook``. Generators, attention weights and token inputs come from the masking suite.
+``.positions_notebook``. Generators, attention weights, token inputs and the checks of a self-attention's output,
+gradients and causality come from the masking suite.
 """
 
 import math
 
 import torch
 
-from autograder.checks import describe_type
-from autograder.grading import assert_close, assert_tensor
+from autograder.grading import assert_close, assert_tensor, describe_type
 from autograder.proxy import StudentError
-from autograder.suites.masking.common import attention_state, generator, inputs
+from autograder.suites.masking.common import (
+    assert_causal,
+    assert_gradients_match,
+    assert_output_matches,
+    attention_state,
+    generator,
+    inputs,
+    loaded,
+    vectors,
+)
 
-__all__ = ["attention_state", "generator", "inputs", "ffn_weights", "permutation", "vectors", "positions_in",
+__all__ = ["attention_state", "generator", "inputs", "assert_output_matches", "assert_gradients_match",
+           "assert_causal", "ffn_weights", "permutation", "vectors", "positions_in",
            "learned", "rotary", "plain_attention", "random_dims", "assert_equivariant", "assert_not_equivariant",
            "assert_raises_value_error", "assert_shift_property",
            "angle_table", "assert_norms_preserved", "assert_identity_at_zero", "assert_relative",
-           "assert_decode_matches", "assert_values_unrotated", "assert_causal"]
+           "assert_decode_matches", "assert_values_unrotated"]
 
 
 def ffn_weights(d_model: int, d_ff: int, seed: int, dtype: torch.dtype = torch.float32) -> dict[str, torch.Tensor]:
@@ -34,11 +44,6 @@ def permutation(T: int, seed: int) -> torch.Tensor:
     """A (T,) permutation of 0..T-1 that moves every token (a cyclic shift composed with a random order)."""
     order = torch.randperm(T, generator=generator(seed))
     return order[torch.roll(torch.arange(T), 1)][torch.argsort(order)]
-
-
-def vectors(shape: tuple[int, ...], seed: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
-    """Standard normal entries of ``shape`` (queries, keys, token embeddings)."""
-    return torch.randn(shape, generator=generator(seed), dtype=torch.float64).to(dtype)
 
 
 def positions_in(shape: tuple[int, ...], limit: int, seed: int) -> torch.Tensor:
@@ -73,7 +78,7 @@ def rotary(impl, d_model: int, n_head: int, state: dict, *, dropout: float = 0.0
            max_positions: int = 2048, base: float = 10000.0):
     """A RotaryCausalSelfAttention of ``impl`` holding ``state`` (its dtype), in train or eval mode."""
     module = impl.positions.RotaryCausalSelfAttention(d_model, n_head, dropout, max_positions, base)
-    return _loaded(module, state, train)
+    return loaded(module, state, train)
 
 
 def rotary_draw(seed: int, dtype: torch.dtype) -> tuple[int, int, int, torch.Tensor]:
@@ -91,15 +96,7 @@ def rotary_draw(seed: int, dtype: torch.dtype) -> tuple[int, int, int, torch.Ten
 
 def plain_attention(impl, d_model: int, n_head: int, state: dict):
     """The same weights in ``impl``'s (carried) masking.CausalSelfAttention, eval mode."""
-    return _loaded(impl.masking.CausalSelfAttention(d_model, n_head, 0.0), state, False)
-
-
-def _loaded(module, state: dict, train: bool):
-    if state["proj.weight"].dtype == torch.float64:
-        module.double()
-    module.load_state_dict(state)
-    module.train(train)
-    return module
+    return loaded(impl.masking.CausalSelfAttention(d_model, n_head, 0.0), state, False)
 
 
 def assert_equivariant(positions, x: torch.Tensor, perm: torch.Tensor, weights: dict) -> None:
@@ -208,16 +205,3 @@ def assert_values_unrotated(student, state: dict, x: torch.Tensor, n_head: int =
     assert_close(rotary_out, plain_out,
                  "the output with zero query weights, compared with your masking.CausalSelfAttention (every score "
                  "is 0, so only the values matter: are the values rotated? RoPE applies to queries and keys only)")
-
-
-def assert_causal(module, x: torch.Tensor, seed: int) -> None:
-    """Changing the tokens from position t on never changes the outputs before t."""
-    base = module(x)
-    B, T, D = x.shape
-    assert_tensor(base, "the output", shape=(B, T, D), dtype=x.dtype)
-    for t in sorted({1, T // 2, T - 1}):
-        changed = x.clone()
-        changed[:, t:] = vectors((B, T - t, D), seed + t, x.dtype)
-        assert_close(module(changed)[:, :t], base[:, :t],
-                     f"the outputs before position {t} after changing the tokens from position {t} on (they must "
-                     "not change: position i may only attend to positions <= i)")

@@ -8,7 +8,7 @@ import torch
 from autograder.grading import assert_close, assert_tensor, graded
 from autograder.suites.lm import common
 from autograder.suites.lm.common import Shape
-from autograder.world import generate_world
+from autograder.suites.lm.world import generate_world
 
 GPT_COVERS = ["GPT", "Block", "CausalSelfAttention", "RotaryCausalSelfAttention"]
 MAX_DRAWS = 20  # draws tried for inputs on which AdamW's steps are decided by the trainer, not by rounding

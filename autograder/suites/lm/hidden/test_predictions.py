@@ -14,9 +14,9 @@ never through a link and never unpickled; the worker has used the same folder, s
 from pathlib import Path
 
 from autograder import assignment
-from autograder.birthplaces import exact_match, majority_answer, read_pairs
 from autograder.grading import graded
 from autograder.suites.lm import common
+from autograder.suites.lm.birthplaces import exact_match, majority_answer, read_pairs
 
 HIDDEN = Path(__file__).parent
 COMMAND = ("python run.py evaluate vanilla data/wiki.txt --reading_params_path vanilla.finetune.params "

@@ -3,7 +3,7 @@
 The world is generated here from the suite's hidden seed and never written to files: the worker gets
 the biographies and questions as strings and runs the student's build_model, pretrain, complete (the
 cloze probe), finetune and predict; answers come back as strings and are scored here with
-autograder.birthplaces. Each training stage gets max_seconds from thresholds.toml (a multiple of the
+autograder.suites.lm.birthplaces. Each training stage gets max_seconds from [retraining.budget] (a multiple of the
 reference's time on the sweep's machine), stretched on a slower grading machine by the reference's calibration step
 timed here (gates.calibration_seconds), and the calls' deadline covers their sum; the gates and parts are in
 ../gates.py.
@@ -11,15 +11,14 @@ timed here (gates.calibration_seconds), and the calls' deadline covers their sum
 
 import time
 
-from autograder.birthplaces import cloze_match, exact_match
 from autograder.grading import graded
 from autograder.proxy import StudentCodeFailure
 from autograder.suites.lm import gates
-from autograder.world import SIZES, generate_world
+from autograder.suites.lm.birthplaces import cloze_match, exact_match
+from autograder.suites.lm.world import SIZES, generate_world
 
 THRESHOLDS = gates.load()
-# Beyond the training budgets: loading the submission, the probe, predictions, and a slower grading machine.
-SLACK_SECONDS = 120
+SLACK_SECONDS = gates.SLACK_SECONDS  # beyond the training budgets ([retraining.budget] in the lm assignment.toml)
 COVERS = ["build_model", "pretrain_config", "finetune_config", "predict", "Trainer.step", "GPT", "GPT.generate",
           "CharCorruptionDataset", "NameDataset", "learning_rate", "configure_optimizer"]
 

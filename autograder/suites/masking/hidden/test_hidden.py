@@ -65,11 +65,7 @@ def test_self_attention_random(student, oracle, parts, seed):
 
         label = f"d_model={d_model}, n_head={n_head}, T={T}, {dtype}" + (f", {padding}" if padding else "")
         with parts(label):
-            got = run(student)
-            assert_tensor(got, "the output", shape=tuple(x.shape), dtype=dtype)
-            assert_close(common.at_real_positions(got, lengths),
-                         oracle(run).map(lambda out, lengths=lengths: common.at_real_positions(out, lengths)),
-                         "the output" + (" at real (unpadded) positions" if padding else ""))
+            common.assert_output_matches(run(student), oracle(run), x, lengths)
 
 
 @graded(points=3, covers=COVERS)
@@ -84,14 +80,7 @@ def test_self_attention_gradients_random(student, oracle, parts, seed):
     def run(impl):
         return forward_backward(common.attention(impl, 20, 4, state), x, lengths, grad_output=grad)
 
-    got, expected = run(student), oracle(run)
-    with parts("input gradient"):
-        assert_close(got["input_grads"][0], expected["input_grads"][0], "the gradient of the input")
-    with parts("parameter gradients"):
-        for name in state:
-            value = got["param_grads"].get(name)
-            assert value is not None, f"{name} received no gradient: is it used in forward (and not detached)?"
-            assert_close(value, expected["param_grads"][name], f"the gradient of {name}")
+    common.assert_gradients_match(run(student), oracle(run), parts, state, each_parameter=False)
 
 
 @graded(points=2, covers=COVERS)

@@ -20,9 +20,7 @@ def test_forward_matches_reference(student, oracle, parts):
             return common.attention(impl, d_model, n_head, state)(x)
 
         with parts(f"d_model={d_model}, n_head={n_head}, {dtype}"):
-            got = run(student)
-            assert_tensor(got, "the output", shape=tuple(x.shape), dtype=dtype)
-            assert_close(got, oracle(run), "the output")
+            common.assert_output_matches(run(student), oracle(run), x)
 
 
 @graded(points=2, covers=[*COVERS, "combined_mask", "padding_mask"])
@@ -35,11 +33,7 @@ def test_forward_with_padding_matches_reference(student, oracle):
     def run(impl):
         return common.attention(impl, 16, 4, state)(x, lengths)
 
-    got = run(student)
-    assert_tensor(got, "the output", shape=(3, 5, 16))
-    assert_close(common.at_real_positions(got, lengths),
-                 oracle(run).map(lambda out: common.at_real_positions(out, lengths)),
-                 "the output at real (unpadded) positions")
+    common.assert_output_matches(run(student), oracle(run), x, lengths)
 
 
 @graded(points=3, covers=COVERS)
@@ -52,31 +46,14 @@ def test_gradients_match_reference(student, oracle, parts):
     def run(impl):
         return forward_backward(common.attention(impl, 12, 3, state), x, grad_output=grad)
 
-    got, expected = run(student), oracle(run)
-    with parts("input gradient"):
-        assert_close(got["input_grads"][0], expected["input_grads"][0], "the gradient of the input")
-    for name in state:
-        with parts(f"gradient of {name}", weight=0.25):
-            value = got["param_grads"].get(name)
-            assert value is not None, f"{name} received no gradient: is it used in forward (and not detached)?"
-            assert_close(value, expected["param_grads"][name], f"the gradient of {name}")
+    common.assert_gradients_match(run(student), oracle(run), parts, state)
 
 
 @graded(points=2, covers=COVERS)
 def test_causality(student, seed):
     """CausalSelfAttention: changing future tokens never changes earlier outputs"""
     state = common.attention_state(16, seed=41)
-    module = common.attention(student, 16, 4, state)
-    x = common.inputs(2, 8, 16, seed=41)
-    base = module(x)
-    assert_tensor(base, "the output", shape=(2, 8, 16))
-    for t in (1, 4, 7):
-        changed = x.clone()
-        changed[:, t:] = torch.randn(2, 8 - t, 16, generator=common.generator(seed + t))
-        out = module(changed)
-        assert_close(out[:, :t], base[:, :t],
-                     f"the outputs before position {t} after changing the tokens from position {t} on "
-                     "(they must not change: position i may only attend to positions <= i)")
+    common.assert_causal(common.attention(student, 16, 4, state), common.inputs(2, 8, 16, seed=41), seed)
 
 
 @graded(points=2, covers=[*COVERS, "combined_mask", "padding_mask"])

@@ -2,8 +2,7 @@
 
 import torch
 
-from autograder.grading import assert_close, assert_tensor, forward_backward, graded
-from autograder.suites.masking.common import at_real_positions
+from autograder.grading import forward_backward, graded
 from autograder.suites.positions import common
 
 COVERS = ["RotaryCausalSelfAttention", "apply_rope", "rope_frequencies", "CausalSelfAttention",
@@ -22,9 +21,7 @@ def test_rotary_matches_reference(student, oracle, parts):
             return common.rotary(impl, d_model, n_head, state)(x)
 
         with parts(f"d_model={d_model}, n_head={n_head}, T={T}, {dtype}"):
-            got = run(student)
-            assert_tensor(got, "the output", shape=tuple(x.shape), dtype=dtype)
-            assert_close(got, oracle(run), "the output")
+            common.assert_output_matches(run(student), oracle(run), x)
 
 
 @graded(points=1, covers=[*COVERS, "combined_mask", "padding_mask"], builds_on=["masking"])
@@ -37,10 +34,7 @@ def test_rotary_with_padding(student, oracle):
     def run(impl):
         return common.rotary(impl, 16, 2, state, max_positions=8, base=100.0)(x, lengths)
 
-    got = run(student)
-    assert_tensor(got, "the output", shape=(3, 5, 16))
-    assert_close(at_real_positions(got, lengths), oracle(run).map(lambda out: at_real_positions(out, lengths)),
-                 "the output at real (unpadded) positions")
+    common.assert_output_matches(run(student), oracle(run), x, lengths)
 
 
 @graded(points=2, covers=COVERS, builds_on=["masking"])
@@ -53,14 +47,7 @@ def test_rotary_gradients(student, oracle, parts):
     def run(impl):
         return forward_backward(common.rotary(impl, 12, 3, state), x, grad_output=grad)
 
-    got, expected = run(student), oracle(run)
-    with parts("input gradient"):
-        assert_close(got["input_grads"][0], expected["input_grads"][0], "the gradient of the input")
-    for name in state:
-        with parts(f"gradient of {name}", weight=0.25):
-            value = got["param_grads"].get(name)
-            assert value is not None, f"{name} received no gradient: is it used in forward (and not detached)?"
-            assert_close(value, expected["param_grads"][name], f"the gradient of {name}")
+    common.assert_gradients_match(run(student), oracle(run), parts, state)
 
 
 @graded(points=2, covers=COVERS, builds_on=["masking"])

@@ -29,10 +29,12 @@ import argparse
 import hashlib
 import logging
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.birthplaces import QUESTION, write_lines, write_pairs
+from autograder import assignment as assignments
+from autograder.suites.lm.birthplaces import QUESTION, write_lines, write_pairs
 
 log = logging.getLogger(__name__)
 
@@ -224,24 +226,17 @@ def public_world_seed(secret: str) -> str:
     return hashlib.sha256(f"lm-public-world:{secret}".encode()).hexdigest()[:16]
 
 
-# Named world sizes (``generate_world`` arguments). "cs224n" has the shape of the CS224N data and is
-# the public world students get; "cpu-tier" is what the CPU tier trains on; "retraining" is the
-# grader's secret world, about half the cpu-tier's pretraining corpus (no test people, whom nothing
-# scores) so that CI's reference retraining takes a couple of minutes (see the lm suite's thresholds.toml).
-SIZES = {
-    "cs224n": {"people": 2937, "dev": 500, "test": 437, "bios_per_person": 1},
-    "cpu-tier": {"people": 300, "dev": 100, "test": 100, "bios_per_person": 1},
-    "retraining": {"people": 160, "dev": 64, "test": 0, "bios_per_person": 1},
-}
-PUBLIC_SIZE = "cs224n"
+# Named world sizes (``generate_world`` arguments) and the one students get: [worlds] in the lm assignment.toml.
+WORLDS = assignments.load("lm").settings["worlds"]
+SIZES: dict[str, dict[str, int]] = WORLDS["sizes"]
+PUBLIC_SIZE: str = WORLDS["public"]
 
 
 def public_paths() -> tuple[Path, Path]:
     """Where the public world lives: the lm reference's data folder (the build copies it into the
     skeleton) and the lm suite's hidden folder for its test labels (never shipped)."""
-    from autograder.assignment import REPO_ROOT, SUITES_DIR
-
-    return REPO_ROOT / "solutions" / "lm" / "data", SUITES_DIR / "lm" / "hidden"
+    lm = assignments.load("lm")
+    return lm.solution_dir / "data", lm.hidden_dir
 
 
 def public_world(secret: str) -> World:
@@ -249,8 +244,13 @@ def public_world(secret: str) -> World:
     return generate_world(public_world_seed(secret), **SIZES[PUBLIC_SIZE])
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``autograder world``."""
+def subcommand(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
+    """instructors: generate a fictional world for lm
+
+    Example: autograder world --seed 7 --out world/
+
+    ``autograder world``, declared in the lm assignment.toml's ``[commands]``: adds the options, returns the handler.
+    """
     parser.add_argument("--out", type=Path, help="folder for wiki.txt and the tsv files")
     parser.add_argument("--labels-out", type=Path,
                         help="folder for birth_test_labels.tsv, the answers of the test questions (default: "
@@ -264,16 +264,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "solutions/lm/data, labels into autograder/suites/lm/hidden and the reference's "
                              "predictions into solutions/lm; then run "
                              "`autograder build lm`")
+    return command
 
 
 def command(options: argparse.Namespace) -> int:
-    """``autograder world``: write a generated world (see ``add_arguments``)."""
+    """``autograder world``: write a generated world (see ``subcommand``)."""
     if options.public:
-        from autograder import assignment as assignments
-        from autograder.runner import default_secret
-
         data, hidden = public_paths()
-        world = public_world(default_secret(assignments.load("lm")))
+        world = public_world(assignments.load("lm").committed_secret)
         write_world(world, data, hidden)
         # The reference hands in the test answers as its predictions file (the lm suite's test_predictions says why).
         write_lines(data.parent / "reference.test.predictions", [answer for _, answer in world.pairs(world.test)])

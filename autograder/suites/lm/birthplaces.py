@@ -2,7 +2,7 @@
 
 The same functions read the real CS224N data (``wiki.txt``, ``birth_places_train.tsv``,
 ``birth_dev.tsv``, ``birth_test_inputs.tsv``) unchanged and the generated worlds of
-``autograder.world``. A labelled line is ``Where was NAME born?<TAB>PLACE``; a few lines of the
+``autograder.suites.lm.world``. A labelled line is ``Where was NAME born?<TAB>PLACE``; a few lines of the
 published dev file separate the answer with spaces instead of a tab, so a line without a tab is
 split after its question mark (and the reader logs how many it repaired). Predictions files hold
 one answer a line, in the order of the questions, as CS224N's ``run.py evaluate`` writes them.
