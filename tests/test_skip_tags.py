@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from conftest import REPO, reference_with
 
 from autograder import batch, cli, validate
@@ -61,7 +62,9 @@ def test_validate_judges_mutants_without_retraining_and_shows_dashes():
     assert rows == {"reference": [".", "."], "skeleton": ["x", "x"], "mutant-a": ["x", "-"]}
 
 
-def test_validate_skips_retraining_for_mutants_only_and_runtime_for_all_but_slow_ones(tmp_path, monkeypatch):
+@pytest.fixture
+def validated_jobs(tmp_path, monkeypatch) -> list[batch.Job]:
+    """The jobs ``validate masking`` grades, with gradings faked: the reference passes, everything else fails."""
     graded = []
 
     def fake_grade_all(jobs, out, **options):
@@ -71,7 +74,11 @@ def test_validate_skips_retraining_for_mutants_only_and_runtime_for_all_but_slow
     monkeypatch.setattr(batch, "grade_all", fake_grade_all)
     monkeypatch.setattr(validate, "_unnamed", lambda graded, catalogue: [])  # these results name no mistake
     assert validate.validate(["masking"], tmp_path, workers=1)
-    subjects = {job.name: job.skip_tags for job in graded if job.secret is None}
+    return graded
+
+
+def test_validate_skips_retraining_for_mutants_only_and_runtime_for_all_but_slow_ones(validated_jobs):
+    subjects = {job.name: job.skip_tags for job in validated_jobs if job.secret is None}
     assert subjects.pop("reference") == subjects.pop("skeleton") == ()
     assert "retraining" in validate.MUTANT_SKIP_TAGS
     for slow in ("mutant-attention_python_loops", "mutant-broadcast_instead_of_matmul"):
@@ -79,17 +86,8 @@ def test_validate_skips_retraining_for_mutants_only_and_runtime_for_all_but_slow
     assert subjects and set(subjects.values()) == {(*validate.MUTANT_SKIP_TAGS, "runtime")}
 
 
-def test_validate_draws_the_hidden_tests_again_under_fresh_secrets(tmp_path, monkeypatch):
-    graded = []
-
-    def fake_grade_all(jobs, out, **options):
-        graded.extend(jobs)
-        return [_results(job.name, [(0, 1) if job.name != "reference" else (1, 1)]) for job in jobs]
-
-    monkeypatch.setattr(batch, "grade_all", fake_grade_all)
-    monkeypatch.setattr(validate, "_unnamed", lambda graded, catalogue: [])  # these results name no mistake
-    assert validate.validate(["masking"], tmp_path, workers=1)
-    fresh = [job for job in graded if job.secret is not None]
+def test_validate_draws_the_hidden_tests_again_under_fresh_secrets(validated_jobs):
+    fresh = [job for job in validated_jobs if job.secret is not None]
     assert {job.secret for job in fresh} == set(validate.FRESH_SECRETS)
-    assert len(fresh) == len(validate.FRESH_SECRETS) * len({job.name for job in graded if job.secret is None})
+    assert len(fresh) == len(validate.FRESH_SECRETS) * len({job.name for job in validated_jobs if job.secret is None})
     assert all(job.hidden_only and "runtime" in job.skip_tags and "retraining" in job.skip_tags for job in fresh)
