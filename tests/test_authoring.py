@@ -5,6 +5,7 @@ caught) and ships through `dist` without its hidden test, solution or mutant."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import shutil
 import subprocess
@@ -85,9 +86,16 @@ def test_every_limit_is_stated_in_the_toml(tmp_path, monkeypatch):
     assert Limits.from_config(made["limits"]).threads == 1, "the scaffold states every limit"
 
 
+def _maker(parser: argparse.ArgumentParser):
+    """``cli.build_parser``'s way of making a subcommand's parser, on ``parser``."""
+    subparsers = parser.add_subparsers(dest="command")
+    return lambda name, summary, example: subparsers.add_parser(name, help=summary, epilog=example)
+
+
 def test_an_assignment_adds_subcommands_through_its_toml(tmp_path, monkeypatch):
     """[commands] NAME = "module:function" adds `autograder NAME`; a name autograder or another assignment has is
     refused, and so is a target that cannot be imported."""
+    importlib.import_module("autograder.suites.lm.world")  # it reads the lm toml on import: before SUITES_DIR moves
     monkeypatch.setattr(assignments, "SUITES_DIR", tmp_path)
     limits = "".join(f"{key} = {value}\n" for key, value in asdict(Limits()).items())
 
@@ -98,12 +106,12 @@ def test_an_assignment_adds_subcommands_through_its_toml(tmp_path, monkeypatch):
 
     declare("first", 'planet = "autograder.suites.lm.world:subcommand"')
     parser = argparse.ArgumentParser()
-    handlers = assignments.add_commands(parser.add_subparsers(dest="command"), cli.COMMANDS)
+    handlers = assignments.add_commands(_maker(parser), cli.COMMANDS)
     assert list(handlers) == ["planet"] and parser.parse_args(["planet", "--seed", "3"]).seed == "3"
     declare("second", 'grade = "autograder.suites.lm.world:subcommand"')
     with pytest.raises(assignments.AssignmentError, match=r"\[commands\] grade is taken"):
-        assignments.add_commands(argparse.ArgumentParser().add_subparsers(), cli.COMMANDS)
+        assignments.add_commands(_maker(argparse.ArgumentParser()), cli.COMMANDS)
     (tmp_path / "second" / "assignment.toml").unlink()
     declare("third", 'moon = "autograder.suites.nowhere:subcommand"')
     with pytest.raises(assignments.AssignmentError, match=r"moon = 'autograder.suites.nowhere:subcommand' cannot be"):
-        assignments.add_commands(argparse.ArgumentParser().add_subparsers(), cli.COMMANDS)
+        assignments.add_commands(_maker(argparse.ArgumentParser()), cli.COMMANDS)
