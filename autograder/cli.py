@@ -116,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2)), help="parallel gradings")
     validate.add_argument("--out", type=Path, help="keep the graded results here")
 
-    new = command("new", "instructors: scaffold a small working assignment to start from (docs/authoring.md)",
+    new = command("new", "instructors: scaffold a new assignment (docs/authoring.md)",
                   "autograder new softmax")
     new.add_argument("name", help="its name, a lower-case Python identifier (the module students write)")
     for name, handler in assignments.add_commands(command, [*COMMANDS, *commands.choices]).items():
