@@ -47,3 +47,17 @@ def test_every_float64_rotary_draw_shows_an_angle_table_kept_in_float32(position
                    for impl in (wrong, positions_reference)]
         with pytest.raises(AssertionError):
             assert_close(*outputs)
+
+
+def test_permute_check_both_ways_round_shows_a_signed_maximum(positions_reference):
+    """(P X, P^-1) negates the differences of (X, P): one of the two shows max taken without abs under any draw."""
+    wrong = next(m for m in mutants.catalog(POSITIONS) if m.name == "permute_check_signed").implementation
+    for seed in range(40):
+        T, D, F, B = positions_common.random_dims(seed, 4, 3, 12)
+        x = positions_common.vectors((B, T, D), seed, torch.float64)
+        weights = positions_common.ffn_weights(D, F, seed, torch.float64)
+        perm, table = positions_common.permutation(T, seed), positions_common.vectors((T, D), seed + 1, torch.float64)
+        answers = [[impl.positions.permute_check(inputs, order, weights, table)
+                    for impl in (wrong, positions_reference)]
+                   for inputs, order in ((x, perm), (x[..., perm, :], torch.argsort(perm)))]
+        assert any(abs(mine - right) > 1e-6 * abs(right) for mine, right in answers), seed

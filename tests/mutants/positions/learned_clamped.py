@@ -1,6 +1,7 @@
 """Learned positions past block_size are silently clamped to the last row of the table instead of raising an
 error (the embedding cannot extrapolate; the model would see many tokens "at" the last position)."""
 # target: positions.py
+# unnamed: only the error past block_size is checked: an output there has no reference value
 
 
 def _clamped_forward(self, x):

@@ -1,6 +1,7 @@
 """The learned position table is a plain tensor attribute, not an nn.Parameter: it receives no gradient, is
 never trained, is missing from the state dict (so loading a checkpoint fails) and ignores .double()."""
 # target: positions.py
+# unnamed: caught by the module's structure (parameters, state dict, dtype), not by an output
 
 
 def _plain_tensor_init(self, block_size, d_model):

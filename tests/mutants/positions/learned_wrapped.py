@@ -1,6 +1,7 @@
 """Learned positions past block_size silently wrap around (position t uses row t % block_size) instead of
 raising an error."""
 # target: positions.py
+# unnamed: only the error past block_size is checked: an output there has no reference value
 
 
 def _wrapped_forward(self, x):

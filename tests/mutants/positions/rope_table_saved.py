@@ -2,6 +2,7 @@
 dict: checkpoints of CausalSelfAttention no longer load into it, and the table is saved although it is never
 learned (use register_buffer(..., persistent=False))."""
 # target: positions.py
+# unnamed: caught by the state dict's keys, not by an output
 
 
 def _saved_table_init(self, d_model, n_head, dropout=0.0, max_positions=2048, base=10000.0):

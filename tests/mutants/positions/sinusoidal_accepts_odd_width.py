@@ -1,6 +1,7 @@
 """An odd embedding width is accepted silently (the last column is a sine without its cosine) instead of raising
 a ValueError."""
 # target: positions.py
+# unnamed: only the ValueError for an odd width is checked: there is no reference output
 
 
 def sinusoidal(T, d, dtype=torch.float32):

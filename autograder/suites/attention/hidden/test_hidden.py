@@ -140,13 +140,20 @@ def test_multihead_random(attention, parts, seed):
 
 
 @graded(points=1, covers=["experiment", "sample_keys", "attend_heads", "spread"])
-def test_experiment_random(attention, parts, seed):
+def test_experiment_random(attention, oracle, parts, seed):
     """experiment with a single head in case (ii), on an unseen setup"""
     n, d, a, b = common.config(seed)
     mu, _ = properties.setup(n, d, a, b, seed)
     queries = (8.0 * (mu[a] + mu[b]))[None]
     properties.check_experiment(attention, queries, n, d, a, b, perturbed=True, num_samples=2000, seed=seed,
                                 parts=parts)
+    # The Monte Carlo agreement above has the slack of sampling noise, within which a mean distance may pass for the
+    # root-mean-square under one secret and not another; the spread of fixed outputs has none.
+    outputs = torch.randn(2 * n, d, generator=common.generator(seed + 3), dtype=torch.float64)
+    target = outputs[0] + 1.0
+    with parts(f"spread of {2 * n} unseen outputs in {d} dimensions"):
+        got = common.number(attention.spread(outputs, target), "spread(outputs, target)")
+        assert_close(got, oracle(lambda impl: impl.attention.spread(outputs, target)), "spread(outputs, target)")
 
 
 @graded(points=2, covers=["kqv_design"])

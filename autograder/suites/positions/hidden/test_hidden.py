@@ -31,12 +31,17 @@ def test_equivariance_random(positions, oracle, parts, seed):
         common.assert_equivariant(positions, x, perm, weights)
     with parts(f"not equivariant with positions, {label}"):
         common.assert_not_equivariant(positions, x, perm, weights, table)
-    with parts(f"permute_check with and without positions, {label}"):
+    # Checked both ways round: (P X, P^-1) negates the differences of (X, P), so that a signed maximum taken for the
+    # absolute one shows under any draw, not only where the largest difference happens to be negative.
+    inverse = torch.argsort(perm)
+    with parts(f"permute_check with and without positions, both ways round, {label}"):
         for extra in (None, table):
-            got = positions.permute_check(x, perm, weights, extra)
-            expected = oracle(lambda impl, extra=extra: impl.positions.permute_check(x, perm, weights, extra))
-            assert_close(got, expected, "permute_check " + ("with" if extra is not None else "without") +
-                         " positions", rtol=1e-6, atol=1e-9)
+            for inputs, order in ((x, perm), (x[..., perm, :], inverse)):
+                got = positions.permute_check(inputs, order, weights, extra)
+                expected = oracle(lambda impl, extra=extra, inputs=inputs, order=order:
+                                  impl.positions.permute_check(inputs, order, weights, extra))
+                assert_close(got, expected, "permute_check " + ("with" if extra is not None else "without") +
+                             " positions", rtol=1e-6, atol=1e-9)
 
 
 @graded(points=2, covers=["LearnedPositions"])
