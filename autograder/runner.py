@@ -253,7 +253,10 @@ def pytest_args(assignment: assignments.Assignment, public_only: bool, hidden_on
 def make_oracle(assignment: assignments.Assignment, mode: str, record_to: Path | None = None):
     """The oracle for this run and the reference implementation (``None`` when replaying).
 
-    ``record`` mode writes to ``record_to`` (default: the assignment's ``public/expected.zip``).
+    ``record`` mode writes to ``record_to`` (default: the assignment's ``public/expected.zip``). ``verdicts`` is
+    ``live`` without the known mistakes' values: scores only, no mistake named (``validate``'s runs under fresh
+    secrets, which compare verdicts; computing every mistake's value for every failed comparison is most of a
+    mutant's grading).
     """
     if mode == "auto":
         mode = "live" if assignment.has_reference else "replay"
@@ -267,7 +270,8 @@ def make_oracle(assignment: assignments.Assignment, mode: str, record_to: Path |
 
     reference = trusted_import.load(assignment.solution_dir, assignment.modules)
     store = (record_to or assignment.expected_file) if mode == "record" else assignment.expected_file
-    return Oracle(mode, reference, mutants.fingerprints(assignment), store,
+    known = [] if mode == "verdicts" else mutants.fingerprints(assignment)
+    return Oracle("live" if mode == "verdicts" else mode, reference, known, store,
                   assignment.recording_fingerprint()), reference
 
 

@@ -1,17 +1,17 @@
 """``autograder validate``: evidence that a suite grades correctly.
 
-For each assignment it grades, with every test: the reference (must earn every point) and the untouched skeleton
-(must earn none); and every mutant in ``tests/mutants/<name>/`` (each must lose points, and be named in its feedback
-unless marked ``# unnamed:``) without the costly tests tagged in ``MUTANT_SKIP_TAGS``: retraining a model takes
-minutes, so every mutant must be caught by a cheap test, and CI retrains only the reference; nor the runtime tests,
-but for mutants marked ``# slow`` (``autograder.mutants``). Then, with the public
-tests only and the recorded expectations that students use: the reference (full public marks) and the skeleton
-(none). Then the hidden tests again, under ``FRESH_SECRETS`` instead of the committed one (a term's secret draws the
-hidden inputs): the reference must keep every point, no mutant may escape, and no hidden test's verdict on a subject
-may change with the secret, since a draw that does not exercise what its test checks (one key, where any scaling
-gives the same weights) passes a mistake under one secret only. Those runs skip the runtime tests too: their inputs
-are fixed shapes, and they are the costly ones. It prints the matrix of which tests each subject fails; any broken
-expectation fails validation.
+For each assignment it grades, with every test: the reference (must earn every point) and the untouched skeleton (must
+earn none); and every mutant in ``tests/mutants/<name>/`` (each must lose points, and be named in its feedback unless
+marked ``# unnamed:``) without the costly tests tagged in ``MUTANT_SKIP_TAGS``: retraining a model takes minutes, so
+every mutant must be caught by a cheap test, and CI retrains only the reference; nor the runtime tests, but for
+mutants marked ``# slow`` (``autograder.mutants``). Then, with the public tests only and the recorded expectations
+that students use: the reference (full public marks) and the skeleton (none). Then the hidden tests again, under
+``FRESH_SECRETS`` instead of the committed one (a term's secret draws the hidden inputs): the reference must keep
+every point, no mutant may escape, and no hidden test's verdict on a subject may change with the secret, since a draw
+that does not exercise what its test checks (one key, where any scaling gives the same weights) passes a mistake under
+one secret only. Those runs skip the runtime tests too (their inputs are fixed shapes, and they are the costly ones)
+and name no mistake (``runner.make_oracle``'s ``verdicts``). It prints the matrix of which tests each subject fails;
+any broken expectation fails validation.
 """
 
 from __future__ import annotations
@@ -52,8 +52,8 @@ def validate(names: list[str], out: Path, workers: int) -> bool:
             for number, secret in enumerate(FRESH_SECRETS):
                 fresh = [dataclasses.replace(job, secret=secret, hidden_only=True, skip_tags=FRESH_SKIP_TAGS)
                          for job in jobs]
-                graded = batch.grade_all(fresh, out / name / f"fresh-{number + 1}", workers=workers, oracle="live",
-                                         progress=False)
+                graded = batch.grade_all(fresh, out / name / f"fresh-{number + 1}", workers=workers,
+                                         oracle="verdicts", progress=False)
                 problems += _judge_secret(secret, full, graded)
         print(_matrix(name, full))
         for problem in problems:

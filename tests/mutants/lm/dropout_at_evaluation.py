@@ -1,6 +1,7 @@
 """Dropout is applied even in eval mode (F.dropout(..., training=True) in the block), so evaluation and
 generation are random."""
 # target: model.py
+# unnamed: its outputs are random (dropout in eval mode): no recorded value can match them
 
 
 def _block_forward(self, x):

@@ -1,5 +1,6 @@
 """Greedy generation samples from the softmax instead of taking the most likely token."""
 # target: model.py
+# unnamed: it samples, so its ids are random: no recorded value can match them
 
 _correct_generate = GPT.generate
 

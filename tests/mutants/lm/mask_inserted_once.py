@@ -1,6 +1,7 @@
 """The mask character is written only once (prefix MASK suffix span): the second mask, which tells the model
 where the masked span starts, is missing."""
 # target: dataset.py
+# unnamed: graded by the span-corruption rules on its examples, not against the reference's values
 
 
 def corrupt(document, block_size, rng):

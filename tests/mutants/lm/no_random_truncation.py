@@ -1,5 +1,6 @@
 """Documents are always cut to int(7/8 * block_size) characters: the truncation length is not random."""
 # target: dataset.py
+# unnamed: graded by the span-corruption rules on its examples, not against the reference's values
 
 
 def corrupt(document, block_size, rng):

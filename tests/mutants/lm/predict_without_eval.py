@@ -1,5 +1,6 @@
 """predict leaves the model in training mode (no model.eval()), so dropout changes the answers."""
 # target: run.py
+# unnamed: its answers are random (dropout left on): no recorded value can match them
 
 
 def predict(model, vocab, questions, max_new_tokens=32):

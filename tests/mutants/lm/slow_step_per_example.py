@@ -1,6 +1,7 @@
 """Trainer.step runs the forward and backward passes one example at a time (a Python loop over the batch)."""
 # slow
 # target: trainer.py
+# unnamed: its values are right; only the runtime test catches it
 
 import torch.nn.functional as F
 

@@ -1,6 +1,7 @@
 """The masked span always has the same length (a quarter of the text) instead of a random length averaging a
 quarter."""
 # target: dataset.py
+# unnamed: graded by the span-corruption rules on its examples, not against the reference's values
 
 
 def corrupt(document, block_size, rng):

@@ -1,5 +1,6 @@
 """The truncation length can exceed int(7/8 * block_size) by one (randint's upper end is inclusive)."""
 # target: dataset.py
+# unnamed: graded by the span-corruption rules on its examples, not against the reference's values
 
 
 def corrupt(document, block_size, rng):

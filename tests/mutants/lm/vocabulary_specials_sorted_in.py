@@ -1,6 +1,7 @@
 """The pad and mask characters are sorted in with the corpus's characters, so they are not ids 0 and 1 (the loss
 then ignores some other character instead of the pads)."""
 # target: dataset.py
+# unnamed: checked by the vocabulary's rules (pad 0, mask 1, the rest sorted), not against the reference's values
 
 _CorrectVocabulary = Vocabulary
 

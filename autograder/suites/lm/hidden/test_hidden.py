@@ -124,7 +124,8 @@ def test_learning_rate_unseen(student, oracle, seed):
     """learning_rate at unseen token counts and milestones"""
     g = common.generator(seed)
     warmup, final = int(torch.randint(10, 500, (1,), generator=g)), int(torch.randint(600, 5000, (1,), generator=g))
-    counts = sorted(int(t) for t in torch.randint(0, 6000, (20,), generator=g))
+    milestones = {0, warmup // 2, warmup, (warmup + final) // 2, final, final + 100}  # every phase, whatever the draw
+    counts = sorted({int(t) for t in torch.randint(0, 6000, (20,), generator=g)} | milestones)
 
     def run(impl):
         config = impl.trainer.TrainerConfig(learning_rate=1e-3, lr_decay=True, warmup_tokens=warmup,
