@@ -57,6 +57,7 @@ class Assignment:
     submission_timeout: float = 900.0
     load_timeout: float = 60.0
     order: int = 100
+    gpu_tags: list[str] = field(default_factory=list)  # tests with these tags run on a GPU where the grader has one
 
     @property
     def suite_dir(self) -> Path:
@@ -153,6 +154,7 @@ def load(name: str) -> Assignment:
         submission_timeout=float(config.get("submission_timeout", 900)),
         load_timeout=float(config.get("load_timeout", 60)),
         order=int(config.get("order", 100)),
+        gpu_tags=list(config.get("gpu_tags", [])),
     )
     return assignment
 

@@ -1,6 +1,7 @@
 """The ``autograder`` command: grade, check, validate, build, list.
 
     autograder grade PATHS... --out DIR [--jobs N]   instructors: one results folder per submission
+                     [--engine ray [--address ADDR]]  ... graded on a Ray cluster
     autograder check NAME [FOLDER]                   students: the public tests on a working copy
     autograder validate [NAMES...]                   CI: reference full marks, skeleton none, mutants caught
     autograder build [NAMES...] [--check]            skeletons and recorded expectations from solutions/
@@ -26,6 +27,7 @@ from rich.markdown import Markdown
 
 from autograder import assignment as assignments
 from autograder import batch, world
+from autograder.cluster import ClusterError
 from autograder.sandbox import Isolation
 
 log = logging.getLogger("autograder")
@@ -45,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--quiet", action="store_true", help="no progress bar or table")
     grade.add_argument("--skip-tag", action="append", default=[], metavar="TAG",
                        help="do not run the tests tagged TAG (e.g. retraining); repeatable; they carry no points")
+    add_engine_arguments(grade)
 
     check = commands.add_parser("check", help="run the public tests on your working copy")
     check.add_argument("assignment", help="assignment name, e.g. masking")
@@ -54,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     validate.add_argument("names", nargs="*", help="assignments (default: all)")
     validate.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2)), help="parallel gradings")
     validate.add_argument("--out", type=Path, help="keep the graded results here")
+    add_engine_arguments(validate)
 
     build = commands.add_parser("build", help="generate assignments/ and public expectations from solutions/")
     build.add_argument("names", nargs="*", help="assignments (default: all)")
@@ -76,10 +80,12 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser("list", help="list the assignments")
 
     options = parser.parse_args(argv)
+    if getattr(options, "address", None) and options.engine != "ray":
+        parser.error("--address is the Ray cluster's: add --engine ray")
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
         return COMMANDS[options.command](options)
-    except assignments.AssignmentError as exc:
+    except (assignments.AssignmentError, ClusterError) as exc:
         log.error("error: %s", exc)
         return 2
     except KeyboardInterrupt as stop:  # SIGINT or SIGTERM: the gradings started were stopped and cleaned up
@@ -87,6 +93,14 @@ def main(argv: list[str] | None = None) -> int:
         log.error("stopped%s", "" if finished is None else f": {len(finished)} submission(s) had finished; their "
                   "results and the gradebook are written")
         return 130
+
+
+def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--engine", choices=["local", "ray"], default="local",
+                        help="local: runners on this machine (default); ray: one Ray task per submission on a cluster "
+                             '(pip install -e ".[cluster]"; --jobs is then the cluster\'s to decide)')
+    parser.add_argument("--address", help="with --engine ray: the cluster (HOST:PORT, auto for the one `ray start` "
+                                           "started here, ray://HOST:PORT); default: a local cluster for this command")
 
 
 def cmd_grade(options) -> int:
@@ -100,7 +114,8 @@ def cmd_grade(options) -> int:
         log.error("error: no submissions found under %s", ", ".join(map(str, options.paths)))
         return 2
     collected = batch.grade_all(jobs, options.out, workers=options.jobs, public_only=options.public_only,
-                                progress=not options.quiet, skip_tags=options.skip_tag)
+                                progress=not options.quiet, skip_tags=options.skip_tag, engine=options.engine,
+                                address=options.address)
     if not options.quiet:
         batch.print_summary(collected)
         log.info("results: %s (gradebook.csv, summary.md, one folder per submission)", options.out)
@@ -126,10 +141,11 @@ def cmd_validate(options) -> int:
     from autograder.validate import validate
 
     names = options.names or assignments.names()
+    engine = {"engine": options.engine, "address": options.address}
     if options.out is not None:
-        return 0 if validate(names, options.out, options.jobs) else 1
+        return 0 if validate(names, options.out, options.jobs, **engine) else 1
     with tempfile.TemporaryDirectory(prefix="autograder-validate-") as temp:
-        return 0 if validate(names, Path(temp), options.jobs) else 1
+        return 0 if validate(names, Path(temp), options.jobs, **engine) else 1
 
 
 def cmd_build(options) -> int:

@@ -23,7 +23,9 @@ from autograder.results import Results, points
 MUTANT_SKIP_TAGS = ("retraining",)
 
 
-def validate(names: list[str], out: Path, workers: int) -> bool:
+def validate(names: list[str], out: Path, workers: int, engine: str = "local", address: str | None = None) -> bool:
+    """Validate each assignment in ``names`` (results under ``out``), grading with ``engine`` (``batch.grade_all``)."""
+    cluster = {"engine": engine, "address": address}
     console = Console()
     ok = True
     for name in names:
@@ -33,10 +35,11 @@ def validate(names: list[str], out: Path, workers: int) -> bool:
                 for label, path in subjects]
         # The reference alone first: its timed tests (runtime ratios, retraining within a budget measured on an
         # idle machine) must not share the cores with another grading (oversubscribed threads run many times slower).
-        full = [*batch.grade_all(jobs[:1], out / name / "graded", workers=1, oracle="live", progress=False),
-                *batch.grade_all(jobs[1:], out / name / "graded", workers=workers, oracle="live", progress=False)]
+        full = [*batch.grade_all(jobs[:1], out / name / "graded", workers=1, oracle="live", progress=False, **cluster),
+                *batch.grade_all(jobs[1:], out / name / "graded", workers=workers, oracle="live", progress=False,
+                                 **cluster)]
         public = batch.grade_all(jobs[:2], out / name / "replayed", workers=workers, public_only=True,
-                                 oracle="replay", progress=False)
+                                 oracle="replay", progress=False, **cluster)
         problems = _judge(full, public)
         print(_matrix(name, full))
         for problem in problems:
