@@ -19,6 +19,7 @@ die with them), writes the gradebook of what finished and raises ``batch.Interru
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import logging
 import os
 import signal
@@ -45,7 +46,8 @@ def connect(address: str | None):
     """The ``ray`` module, connected once per process: to the cluster at ``address`` (``auto``: the one started on
     this machine with ``ray start``; ``ray://HOST:PORT``: Ray Client), or with no address to a new local cluster on
     this machine's cores, stopped when this process ends and reachable on the loopback address only."""
-    if not address:  # Ray's switch for a single-machine cluster (read when ray is imported): it listens on 127.0.0.1
+    if _loopback(address):  # Ray's switch for a single-machine cluster, read when ray is imported: without it a
+        # cluster listens on, and a driver looks for its node at, this machine's network address, not 127.0.0.1
         os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     try:
         import ray
@@ -60,6 +62,15 @@ def connect(address: str | None):
             raise ClusterError(f"cannot reach a Ray cluster at {address}: {exc}; start one with `ray start --head` "
                                "(see the README) or leave out --address to grade on a local one") from None
     return ray
+
+
+def _loopback(address: str | None) -> bool:
+    """Whether ``address`` is a cluster on this machine's loopback interface (none: the local cluster started here)."""
+    host = (address or "127.0.0.1").removeprefix("ray://").rsplit(":", 1)[0]
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def grade_task(fields: dict, packed: tuple[str, bytes], options: dict) -> dict[str, bytes]:
