@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import importlib.util
 import os
+import secrets
 import select
 import signal
 import subprocess
@@ -43,6 +44,9 @@ sys.stdin.read()
 ray.shutdown()
 """
 START_SECONDS = 120
+# The cluster's token (Ray authenticates every connection), shared by the drivers this module starts.
+ENVIRONMENT = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_AUTH_MODE": "token",
+               "RAY_AUTH_TOKEN": secrets.token_hex(32)}
 SKIP = ["--skip-tag", "retraining"]
 EXAMPLES = ["attention/partly_wrong", "masking/partly_wrong", "masking/syntax_error", "positions/partly_wrong",
             "lm/skeleton"]
@@ -51,9 +55,8 @@ EXAMPLES = ["attention/partly_wrong", "masking/partly_wrong", "masking/syntax_er
 class Cluster:
     def __init__(self):
         began = time.monotonic()
-        environment = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
         self.process = subprocess.Popen([sys.executable, "-c", START], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        env=environment, text=True)
+                                        env=ENVIRONMENT, text=True)
         ready, _, _ = select.select([self.process.stdout], [], [], START_SECONDS)
         self.address = self.process.stdout.readline().strip() if ready else ""
         self.startup = time.monotonic() - began
@@ -91,7 +94,8 @@ def ray_cluster():
 
 def grade(paths: list[Path], out: Path, *engine: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "autograder.cli", "grade", *map(str, paths), "--out", str(out),
-                           "--jobs", "2", "--quiet", *SKIP, *engine], capture_output=True, text=True, timeout=900)
+                           "--jobs", "2", "--quiet", *SKIP, *engine], capture_output=True, text=True, timeout=900,
+                          env=ENVIRONMENT)
 
 
 def scores(out: Path) -> dict[str, list[str]]:
@@ -140,7 +144,7 @@ def test_killed_workers(ray_cluster, tmp_path):
     kills = {"partly_wrong": 0, "syntax_error": 0}
     driver = subprocess.Popen([sys.executable, "-m", "autograder.cli", "grade", *map(str, paths), "--out",
                                str(tmp_path / "ray"), "--quiet", "--engine", "ray", "--address", ray_cluster.address],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=ENVIRONMENT)
     output: list[str] = []
     reader = threading.Thread(target=lambda: output.extend(driver.stdout), daemon=True)
     reader.start()
