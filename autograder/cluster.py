@@ -46,6 +46,9 @@ def connect(address: str | None):
     """The ``ray`` module, connected once per process: to the cluster at ``address`` (``auto``: the one started on
     this machine with ``ray start``; ``ray://HOST:PORT``: Ray Client), or with no address to a new local cluster on
     this machine's cores, stopped when this process ends and reachable on the loopback address only."""
+    # Probe the isolation before a local cluster's processes are this process's children: the probe's sandbox, once
+    # stopped, reaps every child of its process but live workers.
+    Isolation.detect()
     if _loopback(address):  # Ray's switch for a single-machine cluster, read when ray is imported: without it a
         # cluster listens on, and a driver looks for its node at, this machine's network address, not 127.0.0.1
         os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")

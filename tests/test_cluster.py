@@ -172,3 +172,18 @@ def test_killed_workers(ray_cluster, tmp_path):
     lost = batch.read(tmp_path / "ray" / "syntax_error" / "results.json")
     assert lost.extra_data["status"].startswith("incomplete: its grading was lost on the cluster")
     assert lost.score == 0 and "could not finish" in lost.output
+
+
+def test_isolation_is_probed_before_a_local_cluster_starts(monkeypatch):
+    """The probe's sandbox reaps its process's children when it stops: a local cluster started first would be killed
+    (the Ray processes are children of the process that starts them)."""
+    import ray
+
+    from autograder.sandbox import Isolation
+
+    probed = []
+    Isolation.detect.__func__.cache_clear()
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", lambda **_: probed.append(Isolation.detect.__func__.cache_info().currsize))
+    cluster.connect(None)
+    assert probed == [1]
