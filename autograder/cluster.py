@@ -7,8 +7,9 @@ apply the same sandbox). No shared file system is assumed: the submission travel
 (``submission.pack``) and every file the grading wrote comes back as data; the driver writes ``results/``, the
 gradebook and the summary as the local engine does (``batch.write_batch``), with the same progress bar.
 
-Resources are declared per task: the assignment's thread count as CPUs, and one GPU for an assignment whose GPU
-tests (``gpu_tags`` in ``assignment.toml``) are not skipped, when the cluster has a GPU. A task whose worker process or
+Resources are declared per task: the assignment's thread count as CPUs, its worker's memory limit as memory (so that
+a node never runs more gradings than its memory holds), and one GPU for an assignment whose GPU tests (``gpu_tags`` in
+``assignment.toml``) are not skipped, when the cluster has a GPU. A task whose worker process or
 node dies is run again by Ray (``RETRIES`` times); one that still fails gets a results file from the driver that says
 so, like a runner that died locally. A submission that brings its grading down kills its runner, never the Ray
 worker, so it is not retried; the driver keeps one result per submission, so nothing is graded twice into the
@@ -124,7 +125,7 @@ def grade_all(jobs: list[batch.Job], out: Path, *, address: str | None = None, p
         fields = {"name": job.name, "assignment": job.assignment, "skip_tags": job.skip_tags}
         options = {"public_only": public_only, "oracle": oracle, "skip_tags": list(skip_tags),
                    "secret": os.environ.get(SECRET_ENV), "side_by_side": len(jobs) > 1 and widest >= 2 * threads}
-        resources = {"num_cpus": threads,
+        resources = {"num_cpus": threads, "memory": assignment.limits.memory_mb << 20,
                      "num_gpus": 1 if gpus and set(assignment.gpu_tags) - tags else 0}
         reference = remote.options(name=f"grade {job.name}", max_retries=RETRIES, retry_exceptions=False,
                                    **resources).remote(fields, packed, options)

@@ -1,5 +1,5 @@
 """The Ray engine (``autograder grade --engine ray``) on a local Ray cluster of two worker processes, bound to
-127.0.0.1: the bundled examples and a hostile submission score exactly as the local engine scores them, and a batch
+127.0.0.1: bundled examples and a hostile submission score exactly as the local engine scores them, and a batch
 whose Ray workers are killed under it still ends with one results file per submission and no duplicate.
 
 The cluster is started once for the module (``ray.init`` in a helper process: two CPUs, no dashboard, a small object
@@ -47,7 +47,9 @@ START_SECONDS = 120
 # The cluster's token (Ray authenticates every connection), shared by the drivers this module starts.
 ENVIRONMENT = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_AUTH_MODE": "token",
                "RAY_AUTH_TOKEN": secrets.token_hex(32)}
-SKIP = ["--skip-tag", "retraining"]
+# Not the retraining (minutes) nor the runtime tests: timed against the reference in the same run, their partial
+# credit varies from run to run on a busy machine, whichever engine grades.
+SKIP = ["--skip-tag", "retraining", "--skip-tag", "runtime"]
 EXAMPLES = ["attention/partly_wrong", "masking/partly_wrong", "masking/syntax_error", "positions/partly_wrong",
             "lm/skeleton"]
 
@@ -107,32 +109,25 @@ def scores(out: Path) -> dict[str, list[str]]:
     return {row[0]: [row[2], row[3], *row[6:]] for row in rows[1:]}
 
 
-def test_examples_score_as_locally(ray_cluster, tmp_path):
+def test_examples_and_a_hostile_submission_score_as_locally(ray_cluster, tmp_path):
     """One example per kind of outcome and assignment (partial credit in each, a module that does not load, an lm
-    grading, which asks for two CPUs); `python bench/cluster.py` grades them all on both engines and compares too."""
-    examples = [REPO / "examples" / name for name in EXAMPLES]
-    on_ray = grade(examples, tmp_path / "ray", "--engine", "ray", "--address", ray_cluster.address)
+    grading, which asks for two CPUs) and a submission that forges results files, in one batch on each engine;
+    `python bench/cluster.py` grades every example on both engines and compares too."""
+    case = next(c for c in load() if c.label == "masking-forge_results_files")
+    paths = [*(REPO / "examples" / name for name in EXAMPLES), case.materialize(tmp_path / "submissions",
+                                                                                {"REPO": str(REPO)})]
+    on_ray = grade(paths, tmp_path / "ray", "--engine", "ray", "--address", ray_cluster.address)
     assert on_ray.returncode == 0, on_ray.stderr[-3000:]
-    local = grade(examples, tmp_path / "local")
+    local = grade(paths, tmp_path / "local")
     assert local.returncode == 0, local.stderr[-3000:]
     expected = scores(tmp_path / "local")
-    assert len(expected) == len(examples)
+    assert len(expected) == len(paths)
     assert scores(tmp_path / "ray") == expected
+    assert expected[case.label][0] == "0.0"
+    assert "forged" not in (tmp_path / "ray" / case.label / "results.json").read_text()
     for name in expected:
         assert (tmp_path / "ray" / name / "feedback.md").is_file()
         assert (tmp_path / "ray" / name / "runner.log").is_file()  # the grading's logs come back with its results
-
-
-def test_a_hostile_submission_scores_as_locally(ray_cluster, tmp_path):
-    case = next(c for c in load() if c.label == "masking-forge_results_files")
-    submission = case.materialize(tmp_path / "submissions", {"REPO": str(REPO)})
-    on_ray = grade([submission], tmp_path / "ray", "--engine", "ray", "--address", ray_cluster.address)
-    assert on_ray.returncode == 0, on_ray.stderr[-3000:]
-    local = grade([submission], tmp_path / "local")
-    assert local.returncode == 0, local.stderr[-3000:]
-    assert scores(tmp_path / "ray") == scores(tmp_path / "local")
-    assert scores(tmp_path / "ray")[case.label][0] == "0.0"
-    assert "forged" not in (tmp_path / "ray" / case.label / "results.json").read_text()
 
 
 def test_killed_workers(ray_cluster, tmp_path):
