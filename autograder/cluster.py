@@ -7,6 +7,10 @@ apply the same sandbox). No shared file system is assumed: the submission travel
 (``submission.pack``) and every file the grading wrote comes back as data; the driver writes ``results/``, the
 gradebook and the summary as the local engine does (``batch.write_batch``), with the same progress bar.
 
+A batch of more than one submission grades with ``OMP_WAIT_POLICY=PASSIVE``, as the local engine does side by side
+(``autograder.batch``): on a node shared with other gradings and Ray's own processes, OpenMP threads that spin while
+they wait made an lm grading several times slower, even alone on its node.
+
 Resources are declared per task: the assignment's thread count as CPUs, its worker's memory limit as memory (so that
 a node never runs more gradings than its memory holds), and one GPU for an assignment whose GPU tests (``gpu_tags`` in
 ``assignment.toml``) are not skipped, when the cluster has a GPU. A task whose worker process or
@@ -103,7 +107,6 @@ def grade_all(jobs: list[batch.Job], out: Path, *, address: str | None = None, p
     if Isolation.detect().privileged:
         permissions.protect(out)
     gpus = ray.cluster_resources().get("GPU", 0) > 0
-    widest = max((node["Resources"].get("CPU", 0) for node in ray.nodes() if node["Alive"]), default=0)
     remote = ray.remote(grade_task)
     bar = batch.progress_bar(len(jobs), progress)
     finished: dict[int, Results] = {}
@@ -124,7 +127,7 @@ def grade_all(jobs: list[batch.Job], out: Path, *, address: str | None = None, p
         threads = assignment.limits.threads
         fields = {"name": job.name, "assignment": job.assignment, "skip_tags": job.skip_tags}
         options = {"public_only": public_only, "oracle": oracle, "skip_tags": list(skip_tags),
-                   "secret": os.environ.get(SECRET_ENV), "side_by_side": len(jobs) > 1 and widest >= 2 * threads}
+                   "secret": os.environ.get(SECRET_ENV), "side_by_side": len(jobs) > 1}
         resources = {"num_cpus": threads, "memory": assignment.limits.memory_mb << 20,
                      "num_gpus": 1 if gpus and set(assignment.gpu_tags) - tags else 0}
         reference = remote.options(name=f"grade {job.name}", max_retries=RETRIES, retry_exceptions=False,
