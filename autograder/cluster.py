@@ -54,6 +54,8 @@ def connect(address: str | None):
     # Probe the isolation before a local cluster's processes are this process's children: the probe's sandbox, once
     # stopped, reaps every child of its process but live workers.
     Isolation.detect()
+    # A task its node's memory monitor kills is retried without limit by default: bound it as other losses are.
+    os.environ.setdefault("RAY_task_oom_retries", str(RETRIES))
     if _loopback(address):  # Ray's switch for a single-machine cluster, read when ray is imported: without it a
         # cluster listens on, and a driver looks for its node at, this machine's network address, not 127.0.0.1
         os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
