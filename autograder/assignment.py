@@ -67,6 +67,7 @@ class Assignment:
     order: int = 100
     commands: dict[str, str] = field(default_factory=dict)
     settings: dict = field(default_factory=dict)
+    gpu_tags: list[str] = field(default_factory=list)  # tests with these tags run on a GPU where the grader has one
 
     @property
     def suite_dir(self) -> Path:
@@ -207,6 +208,7 @@ def load(name: str) -> Assignment:
         order=int(config.get("order", 100)),
         commands=commands,
         settings=config,
+        gpu_tags=list(config.get("gpu_tags", [])),
     )
     return assignment
 

@@ -69,6 +69,11 @@ class Interrupted(KeyboardInterrupt):
         self.collected = collected
 
 
+class EngineError(Exception):
+    """The engine cannot grade (``cluster.ClusterError``: Ray missing, the cluster unreachable); the message says what
+    to do, and the command reports it in one line."""
+
+
 @dataclass
 class Job:
     """One submission to grade; ``skip_tags``: tags of tests not to run for it (see ``runner.grade_one``); ``secret``:
@@ -205,12 +210,19 @@ def _stem(path: Path) -> str:
 
 
 def grade_all(jobs: list[Job], out: Path, *, workers: int = 1, public_only: bool = False, oracle: str = "auto",
-              progress: bool = True, skip_tags: tuple[str, ...] | list[str] = ()) -> list[Results]:
+              progress: bool = True, skip_tags: tuple[str, ...] | list[str] = (), engine: str = "local",
+              address: str | None = None) -> list[Results]:
     """Grade every job into ``out/<name>/``; return the results in job order.
 
     ``skip_tags`` apply to every job, in addition to each job's own. A stop signal raises ``Interrupted`` once the
-    runners have stopped and the gradebook of what finished is written.
+    runners have stopped and the gradebook of what finished is written. ``engine="ray"`` grades on the Ray cluster at
+    ``address`` instead (``autograder.cluster``; ``workers`` is then the cluster's to decide).
     """
+    if engine == "ray":
+        from autograder import cluster
+
+        return cluster.grade_all(jobs, out, address=address, public_only=public_only, oracle=oracle,
+                                 progress=progress, skip_tags=skip_tags)
     become_subreaper()
     out.mkdir(parents=True, exist_ok=True)
     isolation = Isolation.detect()
@@ -218,7 +230,7 @@ def grade_all(jobs: list[Job], out: Path, *, workers: int = 1, public_only: bool
         permissions.protect_checkout()
         for path in (out, *(job.source for job in jobs)):
             permissions.protect(path)
-    bar = tqdm(total=len(jobs), desc="grading", unit="submission", disable=not progress)
+    bar = progress_bar(len(jobs), progress)
     runners = Runners(isolation, side_by_side=workers > 1 and len(jobs) > 1)
     finished: dict[int, Results] = {}
 
@@ -230,20 +242,35 @@ def grade_all(jobs: list[Job], out: Path, *, workers: int = 1, public_only: bool
         if results is None:
             return
         finished[index] = results
-        bar.set_postfix_str(f"{job.name}: {points(results.score)}/{points(results.max_score)}")
-        bar.update()
+        advance(bar, results)
 
     with runners.stop_on_signals(), ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         for future in [pool.submit(run, index, job) for index, job in enumerate(jobs)]:
             future.result()
     bar.close()
     collected = [finished[index] for index in sorted(finished)]
-    write_gradebook([results for results in collected if results.tests], out / "gradebook.csv")
-    write_manual_answers(collected, out / "manual_answers.csv")
-    atomic_write(out / "summary.md", summary_markdown(collected))
+    write_batch(collected, out)
     if runners.stopping:
         raise Interrupted(collected)
     return collected
+
+
+def progress_bar(total: int, enabled: bool = True) -> tqdm:
+    """The batch's progress bar, whichever engine grades (``advance`` it with each submission's results)."""
+    return tqdm(total=total, desc="grading", unit="submission", disable=not enabled)
+
+
+def advance(bar: tqdm, results: Results) -> None:
+    bar.set_postfix_str(f"{results.submission}: {points(results.score)}/{points(results.max_score)}")
+    bar.update()
+
+
+def write_batch(collected: list[Results], out: Path) -> None:
+    """The batch's own files from the results of the submissions that finished: the gradebook, the written answers
+    and the summary."""
+    write_gradebook([results for results in collected if results.tests], out / "gradebook.csv")
+    write_manual_answers(collected, out / "manual_answers.csv")
+    atomic_write(out / "summary.md", summary_markdown(collected))
 
 
 class Runners:
@@ -338,16 +365,17 @@ class Runners:
                 os.killpg(process.pid, signal.SIGKILL)
 
     @contextlib.contextmanager
-    def stop_on_signals(self):
-        """Within the block: a scratch folder for the runners, and SIGINT/SIGTERM stop them (main thread only);
-        afterwards the scratch folder is removed and, if a runner ended abnormally, whatever it left is swept."""
+    def stop_on_signals(self, signals: bool = True):
+        """Within the block: a scratch folder for the runners, and SIGINT/SIGTERM stop them (main thread only, and
+        not with ``signals=False``: a Ray worker's signals are Ray's); afterwards the scratch folder is removed and, if
+        a runner ended abnormally, whatever it left is swept."""
         become_subreaper()  # forked runners are re-parented here
         before = {child.pid for child in psutil.Process().children()}  # the host's, never reaped here
         self.scratch = Path(tempfile.mkdtemp(prefix="autograder-batch-"))
         if self.isolation.privileged:
             os.chmod(self.scratch, 0o711)  # the workers' uids pass through to their own folders
         handlers = {}
-        if threading.current_thread() is threading.main_thread():
+        if signals and threading.current_thread() is threading.main_thread():
             for number in (signal.SIGINT, signal.SIGTERM):
                 handlers[number] = signal.signal(number, lambda *_: threading.Thread(target=self.stop).start())
             self.zygote()
@@ -374,37 +402,33 @@ def close_zygotes() -> None:
 
 
 def grade_job(job: Job, out_dir: Path, *, public_only: bool = False, oracle: str = "auto",
-              skip_tags: tuple[str, ...] | list[str] = (), runners: Runners | None = None) -> Results | None:
+              skip_tags: tuple[str, ...] | list[str] = (), runners: Runners | None = None,
+              secret: str | None = None) -> Results | None:
     """Grade one job in its own runner process into ``out_dir``; a results file is written whatever happens, unless
     the batch was stopped before the runner listed its tests (then nothing, and None).
 
     Tests tagged with one of ``skip_tags`` or the job's own are not run; ``runners`` are the batch's runners (a lone
-    job gets its own).
+    job gets its own); ``secret`` the term's hidden seed (default: ``AUTOGRADER_SECRET`` where it is set; a job's own
+    ``secret`` wins over both).
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     results_file = out_dir / "results.json"
     results_file.unlink(missing_ok=True)
     if job.problem or job.assignment is None:
-        known = ", ".join(f"{n} ({', '.join(assignments.load(n).files)})" for n in assignments.names())
-        problem = job.problem or (f"could not tell which assignment this is; a submission holds the files of one "
-                                  f"of: {known}. Pass --assignment NAME to grade it anyway")
-        results = Results(assignment=job.assignment or "unknown", submission=job.name,
-                          output=f"Your submission could not be graded: {problem}.")
-        results.extra_data["status"] = f"not graded: {problem}"
-        results.write(out_dir)
-        return results
+        return not_graded(job, out_dir)
     if runners is None:
         runners = Runners(Isolation.detect())
         with runners.stop_on_signals():
             return grade_job(job, out_dir, public_only=public_only, oracle=oracle, skip_tags=skip_tags,
-                             runners=runners)
+                             runners=runners, secret=secret)
     assignment = assignments.load(job.assignment)
     tags = list(dict.fromkeys((*skip_tags, *job.skip_tags)))
     spec = {"assignment": job.assignment, "submission": os.path.abspath(job.source), "out": os.path.abspath(out_dir),
             "name": job.name, "oracle": oracle, "public_only": public_only, "hidden_only": job.hidden_only,
             "skip_tags": tags}
-    if job.secret is not None or SECRET_ENV in os.environ:
-        spec["secret"] = job.secret if job.secret is not None else os.environ[SECRET_ENV]
+    secret = next((s for s in (job.secret, secret, os.environ.get(SECRET_ENV)) if s is not None), None)
+    if secret is not None:
+        spec["secret"] = secret
     limit = assignment.submission_timeout + HARD_LIMIT_MARGIN
     problem = ""
     with open(out_dir / "runner.log", "wb") as log:
@@ -425,12 +449,25 @@ def grade_job(job: Job, out_dir: Path, *, public_only: bool = False, oracle: str
         shutil.rmtree(out_dir, ignore_errors=True)
         return None
     if results is None or problem:
-        results = _completed(results, job, problem or "no results were written")
+        results = completed(results, job, problem or "no results were written")
         results.write(out_dir)
     return results
 
 
-def _completed(results: Results | None, job: Job, problem: str) -> Results:
+def not_graded(job: Job, out_dir: Path, problem: str = "") -> Results:
+    """The results of a job that cannot be graded at all (``problem``, its own, or an unknown assignment), written
+    into ``out_dir``."""
+    known = ", ".join(f"{n} ({', '.join(assignments.load(n).files)})" for n in assignments.names())
+    problem = problem or job.problem or (f"could not tell which assignment this is; a submission holds the files of "
+                                         f"one of: {known}. Pass --assignment NAME to grade it anyway")
+    results = Results(assignment=job.assignment or "unknown", submission=job.name,
+                      output=f"Your submission could not be graded: {problem}.")
+    results.extra_data["status"] = f"not graded: {problem}"
+    results.write(out_dir)
+    return results
+
+
+def completed(results: Results | None, job: Job, problem: str) -> Results:
     """The results of a runner that did not finish: what it wrote (every collected test, the unfinished at zero)
     and a note that says so."""
     results = results or Results(assignment=job.assignment, submission=job.name)
@@ -455,7 +492,7 @@ def read_results(path: Path) -> Results | None:
         return None
 
 
-def not_graded(collected: list[Results]) -> list[Results]:
+def ungraded(collected: list[Results]) -> list[Results]:
     """The submissions that got no grade: not recognised or refused as handed in, or the grader failed."""
     return [results for results in collected
             if str(results.extra_data.get("status", "")).startswith(("not graded", "grader failed"))]

@@ -88,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--quiet", action="store_true", help="no progress bar or table")
     grade.add_argument("--skip-tag", action="append", default=[], metavar="TAG",
                        help="do not run the tests tagged TAG (e.g. retraining); repeatable; they carry no points")
+    add_engine_arguments(grade)
 
     report = command("report", "instructors: the class report (report.html) of a results folder",
                      "autograder report results/ --submissions submissions/")
@@ -115,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("names", nargs="*", help="assignments (default: all)")
     validate.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2)), help="parallel gradings")
     validate.add_argument("--out", type=Path, help="keep the graded results here")
+    add_engine_arguments(validate)
 
     new = command("new", "instructors: scaffold a new assignment (docs/authoring.md)",
                   "autograder new softmax")
@@ -129,6 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     options = parser.parse_args(argv)
+    if getattr(options, "address", None) and options.engine != "ray":
+        parser.error("--address is the Ray cluster's: add --engine ray")
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     needed = INSTRUCTOR_COMMANDS.get(options.command)
     if needed is not None and importlib.util.find_spec(needed) is None:
@@ -137,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return getattr(options, "handler", COMMANDS.get(options.command))(options)
-    except assignments.AssignmentError as exc:
+    except (assignments.AssignmentError, batch.EngineError) as exc:
         log.error("error: %s", exc)
         return 2
     except KeyboardInterrupt as stop:  # SIGINT or SIGTERM: the gradings started were stopped and cleaned up
@@ -145,6 +149,14 @@ def main(argv: list[str] | None = None) -> int:
         log.error("stopped%s", "" if finished is None else f": {len(finished)} submission(s) had finished; their "
                   "results and the gradebook are written")
         return 130
+
+
+def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--engine", choices=["local", "ray"], default="local",
+                        help="local: runners on this machine (default); ray: one Ray task per submission on a cluster "
+                             '(pip install -e ".[cluster]"; --jobs is then the cluster\'s to decide)')
+    parser.add_argument("--address", help="with --engine ray: the cluster (HOST:PORT, auto for the one `ray start` "
+                                           "started here, ray://HOST:PORT); default: a local cluster for this command")
 
 
 def cmd_grade(options) -> int:
@@ -162,14 +174,15 @@ def cmd_grade(options) -> int:
         log.error("error: no submissions found under %s", ", ".join(map(str, options.paths)))
         return 2
     collected = batch.grade_all(jobs, options.out, workers=options.jobs, public_only=options.public_only,
-                                progress=not options.quiet, skip_tags=options.skip_tag)
+                                progress=not options.quiet, skip_tags=options.skip_tag, engine=options.engine,
+                                address=options.address)
     from autograder import report  # matplotlib and copydetect: loaded once the gradings are done
 
     report.write(options.out, collected, {job.name: job.source for job in jobs})
     if not options.quiet:
         batch.print_summary(collected)
         log.info("results: %s (report.html, gradebook.csv, summary.md, one folder per submission)", options.out)
-    missed = batch.not_graded(collected)
+    missed = batch.ungraded(collected)
     for results in missed:
         log.error("not graded: %s: %s", results.submission, results.extra_data["status"].split(": ", 1)[1])
     if missed:
@@ -221,10 +234,11 @@ def cmd_validate(options) -> int:
     from autograder.validate import validate
 
     names = options.names or assignments.names()
+    engine = {"engine": options.engine, "address": options.address}
     if options.out is not None:
-        return 0 if validate(names, options.out, options.jobs) else 1
+        return 0 if validate(names, options.out, options.jobs, **engine) else 1
     with tempfile.TemporaryDirectory(prefix="autograder-validate-") as temp:
-        return 0 if validate(names, Path(temp), options.jobs) else 1
+        return 0 if validate(names, Path(temp), options.jobs, **engine) else 1
 
 
 def cmd_build(options) -> int:

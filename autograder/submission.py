@@ -16,10 +16,12 @@ tells the student what to hand in instead.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import shutil
 import stat
 import sys
+import tempfile
 import zipfile
 from pathlib import Path, PurePosixPath
 
@@ -46,6 +48,43 @@ def stage(source: Path, required: list[str], workdir: Path, carried: dict[str, s
     os.rename(root, staged)
     shutil.rmtree(unpacked, ignore_errors=True)
     return staged
+
+
+def pack(source: Path) -> tuple[str, bytes]:
+    """``(name, data)``: a submission as bytes, for a grader that does not share this machine's files
+    (``autograder.cluster``); ``unpack`` there gives ``stage`` what it would have read here.
+
+    A file (a zip, or anything else, which ``stage`` refuses there as here) travels as it is; a folder as a zip of
+    what ``stage`` would copy from it (links followed only in the repository's own trees), named with a final ``/``.
+    """
+    source = Path(source)
+    if not source.is_dir():
+        if source.stat().st_size > MAX_BYTES:
+            raise SubmissionError(f"{source.name} is larger than {MAX_BYTES >> 20} MB; hand in only your files")
+        return source.name, source.read_bytes()
+    buffer = io.BytesIO()
+    with tempfile.TemporaryDirectory(prefix="autograder-pack-") as temp, \
+            zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        _copy_folder(source, Path(temp), follow_links=_trusted(source))
+        for path in sorted(Path(temp).rglob("*")):
+            if path.is_file():
+                archive.write(path, path.relative_to(temp).as_posix())
+    return "submission/", buffer.getvalue()
+
+
+def unpack(name: str, data: bytes, folder: Path) -> Path:
+    """Write what ``pack`` made into the new folder ``folder``; return the submission's path there (a folder is
+    extracted back, with the checks every zip gets)."""
+    folder.mkdir(parents=True)
+    path = folder / (Path(name).name or "submission")
+    if not name.endswith("/"):
+        path.write_bytes(data)
+        return path
+    packed = folder / "packed.zip"
+    packed.write_bytes(data)
+    _extract_zip(packed, path)
+    packed.unlink()
+    return path
 
 
 def refuse_shadowing(root: Path, required: list[str]) -> None:

@@ -31,7 +31,9 @@ FRESH_SECRETS = ("validate-fresh-1", "validate-fresh-2")
 FRESH_SKIP_TAGS = ("retraining", "runtime")
 
 
-def validate(names: list[str], out: Path, workers: int) -> bool:
+def validate(names: list[str], out: Path, workers: int, engine: str = "local", address: str | None = None) -> bool:
+    """Validate each assignment in ``names`` (results under ``out``), grading with ``engine`` (``batch.grade_all``)."""
+    cluster = {"engine": engine, "address": address}
     console = Console()
     ok = True
     for name in names:
@@ -43,17 +45,18 @@ def validate(names: list[str], out: Path, workers: int) -> bool:
                                                                                            strict=True)]
         # The reference alone first: its timed tests (runtime ratios, retraining within a budget measured on an
         # idle machine) must not share the cores with another grading (oversubscribed threads run many times slower).
-        full = [*batch.grade_all(jobs[:1], out / name / "graded", workers=1, oracle="live", progress=False),
-                *batch.grade_all(jobs[1:], out / name / "graded", workers=workers, oracle="live", progress=False)]
+        full = [*batch.grade_all(jobs[:1], out / name / "graded", workers=1, oracle="live", progress=False, **cluster),
+                *batch.grade_all(jobs[1:], out / name / "graded", workers=workers, oracle="live", progress=False,
+                                 **cluster)]
         public = batch.grade_all(jobs[:2], out / name / "replayed", workers=workers, public_only=True,
-                                 oracle="replay", progress=False)
+                                 oracle="replay", progress=False, **cluster)
         problems = _judge(full, public) + _unnamed(full[2:], catalogue)
         if assignment.hidden_dir.is_dir():
             for number, secret in enumerate(FRESH_SECRETS):
                 fresh = [dataclasses.replace(job, secret=secret, hidden_only=True, skip_tags=FRESH_SKIP_TAGS)
                          for job in jobs]
                 graded = batch.grade_all(fresh, out / name / f"fresh-{number + 1}", workers=workers,
-                                         oracle="verdicts", progress=False)
+                                         oracle="verdicts", progress=False, **cluster)
                 problems += _judge_secret(secret, full, graded)
         print(_matrix(name, full))
         for problem in problems:

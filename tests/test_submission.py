@@ -152,3 +152,32 @@ def test_not_implemented_is_said_only_of_the_skeletons_stubs():
                                                                 "Cannot copy out of meta tensor; no data!",
                                                                 "traceback": 'File "masking.py", line 3'})
     assert "not implemented yet" not in str(torch_error) and "Cannot copy out of meta tensor" in str(torch_error)
+
+
+def test_packed_submissions_stage_as_their_sources(tmp_path):
+    """What a Ray task unpacks stages as the source would here: a folder's links dropped (followed in the reference
+    trees), a zip and any other file sent as they are."""
+    from autograder.assignment import REPO_ROOT
+    from autograder.submission import pack, unpack
+
+    folder = tmp_path / "alice"
+    (folder / "hw").mkdir(parents=True)
+    (folder / "hw" / "masking.py").write_text("x = 1\n")
+    os.symlink("/etc/passwd", folder / "hw" / "passwd")
+    archive = make_zip(tmp_path / "bob.zip", {"hw/masking.py": "y = 2\n"})
+    (tmp_path / "notes.txt").write_text("not a submission")
+    sources = [folder, archive, tmp_path / "notes.txt", REPO_ROOT / "solutions" / "positions"]
+    for index, source in enumerate(sources):
+        required = ["positions.py", "masking.py"] if source.name == "positions" else ["masking.py"]
+        unpacked = unpack(*pack(source), tmp_path / f"there-{index}")
+        try:
+            here = stage(source, required, tmp_path / f"here-{index}")
+        except SubmissionError as refused:
+            with pytest.raises(SubmissionError, match=str(refused).split(" ")[0]):
+                stage(unpacked, required, tmp_path / f"staged-{index}")
+            continue
+        there = stage(unpacked, required, tmp_path / f"staged-{index}")
+        assert sorted(p.relative_to(there) for p in there.rglob("*")) == sorted(p.relative_to(here)
+                                                                               for p in here.rglob("*"))
+        for path in here.rglob("*"):
+            assert path.is_dir() or path.read_bytes() == (there / path.relative_to(here)).read_bytes()

@@ -1,0 +1,184 @@
+"""The Ray engine (``autograder grade --engine ray``) on a local Ray cluster of two worker processes, bound to
+127.0.0.1: bundled examples and a hostile submission score exactly as the local engine scores them, and a batch
+whose Ray workers are killed under it still ends with one results file per submission and no duplicate.
+
+The cluster is started once for the module (``ray.init`` in a helper process: two CPUs, no dashboard, a small object
+store) and stopped at its end; everything is skipped, with a message, where Ray cannot be imported.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import os
+import secrets
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from catalogue import load
+from conftest import REPO
+
+from autograder import batch, cluster
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(importlib.util.find_spec("ray") is None,
+                       reason='Ray is not installed: pip install -e ".[cluster]" to test the Ray engine'),
+]
+
+# Two CPUs and so two worker processes, no dashboard, the smallest object store Ray accepts; RAY_ENABLE_... keeps a
+# single-machine cluster on the loopback address.
+START = """
+import sys, ray
+ray.init(address="local", num_cpus=2, include_dashboard=False, object_store_memory=80 << 20,
+         logging_level="WARNING")
+print(ray.get_runtime_context().gcs_address, flush=True)
+sys.stdin.read()
+ray.shutdown()
+"""
+START_SECONDS = 120
+# The cluster's token (Ray authenticates every connection), shared by the drivers this module starts.
+ENVIRONMENT = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_AUTH_MODE": "token",
+               "RAY_AUTH_TOKEN": secrets.token_hex(32)}
+# Not the retraining (minutes) nor the runtime tests: timed against the reference in the same run, their partial
+# credit varies from run to run on a busy machine, whichever engine grades.
+SKIP = ["--skip-tag", "retraining", "--skip-tag", "runtime"]
+EXAMPLES = ["attention/partly_wrong", "masking/partly_wrong", "masking/syntax_error", "positions/partly_wrong",
+            "lm/skeleton"]
+
+
+class Cluster:
+    def __init__(self):
+        began = time.monotonic()
+        self.process = subprocess.Popen([sys.executable, "-c", START], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        env=ENVIRONMENT, text=True)
+        ready, _, _ = select.select([self.process.stdout], [], [], START_SECONDS)
+        self.address = self.process.stdout.readline().strip() if ready else ""
+        self.startup = time.monotonic() - began
+        if not self.address.startswith("127.0.0.1:"):
+            self.stop()
+            pytest.fail(f"the local Ray cluster did not start on 127.0.0.1 (got {self.address!r})")
+
+    def workers(self, task: str) -> list[psutil.Process]:
+        """This cluster's worker processes now running the task named ``task``."""
+        found = []
+        for process in psutil.Process(self.process.pid).children(recursive=True):
+            try:
+                if process.cmdline()[:1] and process.cmdline()[0].rstrip("\0").startswith(f"ray::{task}"):
+                    found.append(process)
+            except psutil.Error:
+                pass
+        return found
+
+    def stop(self) -> None:
+        self.process.stdin.close()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    started = Cluster()
+    print(f"local Ray cluster started in {started.startup:.1f} s")
+    yield started
+    started.stop()
+
+
+def grade(paths: list[Path], out: Path, *engine: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "autograder.cli", "grade", *map(str, paths), "--out", str(out),
+                           "--jobs", "2", "--quiet", *SKIP, *engine], capture_output=True, text=True, timeout=900,
+                          env=ENVIRONMENT)
+
+
+def scores(out: Path) -> dict[str, list[str]]:
+    """The gradebook by submission: the score, the maximum and every test's score."""
+    with open(out / "gradebook.csv", newline="") as handle:
+        rows = list(csv.reader(handle))
+    names = [row[0] for row in rows[1:]]
+    assert len(names) == len(set(names)), f"a submission is in the gradebook twice: {names}"
+    return {row[0]: [row[2], row[3], *row[6:]] for row in rows[1:]}
+
+
+def test_examples_and_a_hostile_submission_score_as_locally(ray_cluster, tmp_path):
+    """One example per kind of outcome and assignment (partial credit in each, a module that does not load, an lm
+    grading, which asks for two CPUs) and a submission that forges results files, in one batch on each engine;
+    `python bench/cluster.py` grades every example on both engines and compares too."""
+    case = next(c for c in load() if c.label == "masking-forge_results_files")
+    paths = [*(REPO / "examples" / name for name in EXAMPLES), case.materialize(tmp_path / "submissions",
+                                                                                {"REPO": str(REPO)})]
+    on_ray = grade(paths, tmp_path / "ray", "--engine", "ray", "--address", ray_cluster.address)
+    assert on_ray.returncode == 0, on_ray.stderr[-3000:]
+    local = grade(paths, tmp_path / "local")
+    assert local.returncode == 0, local.stderr[-3000:]
+    expected = scores(tmp_path / "local")
+    assert len(expected) == len(paths)
+    assert scores(tmp_path / "ray") == expected
+    assert expected[case.label][0] == "0.0"
+    assert "forged" not in (tmp_path / "ray" / case.label / "results.json").read_text()
+    for name in expected:
+        assert (tmp_path / "ray" / name / "feedback.md").is_file()
+        assert (tmp_path / "ray" / name / "runner.log").is_file()  # the grading's logs come back with its results
+
+
+def test_killed_workers(ray_cluster, tmp_path):
+    """One grading's Ray worker is killed once: Ray runs it again and it is graded. Another's is killed every time it
+    runs: after Ray's retries the driver gives it up with a results file that says so. Every submission has one
+    results file and one gradebook row."""
+    examples = REPO / "examples" / "masking"
+    paths = [examples / name for name in ("partly_wrong", "syntax_error", "raises_at_import")]
+    kills = {"partly_wrong": 0, "syntax_error": 0}
+    driver = subprocess.Popen([sys.executable, "-m", "autograder.cli", "grade", *map(str, paths), "--out",
+                               str(tmp_path / "ray"), "--quiet", "--engine", "ray", "--address", ray_cluster.address],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=ENVIRONMENT)
+    output: list[str] = []
+    reader = threading.Thread(target=lambda: output.extend(driver.stdout), daemon=True)
+    reader.start()
+    deadline = time.monotonic() + 600
+    while driver.poll() is None and time.monotonic() < deadline:
+        for name in kills:
+            if name == "partly_wrong" and kills[name]:
+                continue
+            for process in ray_cluster.workers(f"grade {name}"):
+                if process.children():  # its runner has started: the grading is under way
+                    process.send_signal(signal.SIGKILL)
+                    kills[name] += 1
+        time.sleep(0.05)
+    if driver.poll() is None:
+        driver.kill()
+    reader.join(timeout=10)
+    assert driver.returncode == 0, "".join(output)[-3000:]
+    assert kills == {"partly_wrong": 1, "syntax_error": cluster.RETRIES + 1}
+    graded = scores(tmp_path / "ray")
+    assert sorted(graded) == sorted(p.name for p in paths)
+    for path in paths:
+        assert (tmp_path / "ray" / path.name / "results.json").is_file()
+    retried = batch.read_results(tmp_path / "ray" / "partly_wrong" / "results.json")
+    assert retried.extra_data["status"] == "graded" and 0 < retried.score < retried.max_score
+    lost = batch.read_results(tmp_path / "ray" / "syntax_error" / "results.json")
+    assert lost.extra_data["status"].startswith("incomplete: its grading was lost on the cluster")
+    assert lost.score == 0 and "could not finish" in lost.output
+
+
+def test_isolation_is_probed_before_a_local_cluster_starts(monkeypatch):
+    """The probe's sandbox reaps its process's children when it stops: a local cluster started first would be killed
+    (the Ray processes are children of the process that starts them)."""
+    import ray
+
+    from autograder.sandbox import Isolation
+
+    probed = []
+    Isolation.detect.__func__.cache_clear()
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", lambda **_: probed.append(Isolation.detect.__func__.cache_info().currsize))
+    cluster.connect(None)
+    assert probed == [1]
