@@ -39,10 +39,7 @@ def validate(names: list[str], out: Path, workers: int, engine: str = "local", a
     for name in names:
         assignment = assignments.load(name)
         catalogue = mutants.catalog(assignment)
-        subjects = _subjects(assignment, catalogue, out / name / "subjects")
-        skips = [(), (), *(MUTANT_SKIP_TAGS + (() if mutant.slow else ("runtime",)) for mutant in catalogue)]
-        jobs = [batch.Job(label, path, name, skip_tags=skip) for (label, path), skip in zip(subjects, skips,
-                                                                                           strict=True)]
+        jobs = _jobs(assignment, catalogue, out / name / "subjects")
         # The reference alone first: its timed tests (runtime ratios, retraining within a budget measured on an
         # idle machine) must not share the cores with another grading (oversubscribed threads run many times slower).
         full = [*batch.grade_all(jobs[:1], out / name / "graded", workers=1, oracle="live", progress=False, **cluster),
@@ -69,15 +66,15 @@ def validate(names: list[str], out: Path, workers: int, engine: str = "local", a
     return ok
 
 
-def _subjects(assignment: assignments.Assignment, catalogue: list[mutants.Mutant],
-              folder: Path) -> list[tuple[str, Path]]:
+def _jobs(assignment: assignments.Assignment, catalogue: list[mutants.Mutant], folder: Path) -> list[batch.Job]:
+    """The reference, the skeleton, then every mutant (materialized in ``folder``) without the tests it skips."""
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
-    subjects = [("reference", assignment.solution_dir), ("skeleton", assignment.skeleton_dir)]
-    for mutant in catalogue:
-        subjects.append((f"mutant-{mutant.name}", mutant.materialize(folder / mutant.name)))
-    return subjects
+    name = assignment.name
+    return [batch.Job("reference", assignment.solution_dir, name), batch.Job("skeleton", assignment.skeleton_dir, name),
+            *(batch.Job(f"mutant-{mutant.name}", mutant.materialize(folder / mutant.name), name,
+                        skip_tags=MUTANT_SKIP_TAGS + (() if mutant.slow else ("runtime",))) for mutant in catalogue)]
 
 
 def _judge(full: list[Results], public: list[Results]) -> list[str]:
