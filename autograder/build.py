@@ -8,9 +8,11 @@ first. Everything outside regions (signatures, docstrings with shapes, given cod
 Master notebooks are built with Otter Assign (``autograder.notebooks``); their written questions
 are listed in the suite's ``manual.json`` so the grader can collect the answers.
 
-``build --check`` regenerates into memory and reports any file of ``assignments/``,
-``public/expected.zip`` or ``manual.json`` that differs, which is what CI runs: generated files are
-never edited by hand.
+``build --check`` regenerates the skeletons and ``manual.json`` into memory and reports any file that differs, and
+reports a ``public/expected.zip`` whose fingerprint is not that of the current sources, which is what CI runs:
+generated files are never edited by hand. It does not record the values again (a minute, for values that only a
+change of sources can move): tests/test_portability.py records them again, under another CPU's kernels, and compares
+them with the committed ones, and ``validate`` grades the reference against the recording.
 """
 
 from __future__ import annotations
@@ -174,11 +176,19 @@ def build(names: list[str], check: bool = False) -> list[str]:
             for relative, content in generated.items():
                 (target / relative).parent.mkdir(parents=True, exist_ok=True)
                 (target / relative).write_bytes(content)
-        problems += record_expected(assignment, check)
+        problems += recording_problems(assignment) if check else record_expected(assignment)
     return problems
 
 
-def record_expected(assignment: assignments.Assignment, check: bool) -> list[str]:
+def recording_problems(assignment: assignments.Assignment) -> list[str]:
+    """What is wrong with the committed recording: missing, or made from other sources than the current ones."""
+    current = assignment.expected_file
+    if current.is_file() and store_fingerprint(current) == assignment.recording_fingerprint():
+        return []
+    return [f"{current} is out of date (recorded from other sources): run `autograder build {assignment.name}`"]
+
+
+def record_expected(assignment: assignments.Assignment) -> list[str]:
     """Grade the reference on the public tests, recording every oracle answer (students replay them)."""
     with tempfile.TemporaryDirectory(prefix="autograder-build-") as temp:
         store = Path(temp) / "expected.zip"
@@ -195,11 +205,8 @@ def record_expected(assignment: assignments.Assignment, check: bool) -> list[str
             return [f"{assignment.name}: the reference fails public tests while recording, so their expected "
                     f"values are incomplete: {'; '.join(failing)}"]
         current = assignment.expected_file
-        fresh = (current.is_file() and store_fingerprint(current) == store_fingerprint(store)
-                 and same_store(current, store))
-        if check:
-            return [] if fresh else [f"{current} is out of date: run `autograder build {assignment.name}`"]
-        if not fresh:
+        if not (current.is_file() and store_fingerprint(current) == store_fingerprint(store)
+                and same_store(current, store)):
             shutil.copyfile(store, current)
     return []
 
