@@ -289,6 +289,7 @@ class Runners:
         self.abnormal = False  # a runner died or was killed: its leftovers need a sweep
         self._lock = threading.Lock()
         self.scratch: Path | None = None
+        self.shared: Path | None = None  # the runners' known mistakes' values (``autograder.oracle``), as root only
 
     def environment(self) -> dict:
         """The runners' environment: the term's secret is not in it (it travels in the job, on stdin)."""
@@ -321,7 +322,8 @@ class Runners:
 
     def start(self, job: dict, log) -> subprocess.Popen | forking.Forked:
         """Start a runner for ``job`` (sent on its stdin), its output into the file ``log``."""
-        payload = json.dumps({**job, "tmp": str(self.scratch), "started": time.time()}).encode()
+        shared = {"shared": str(self.shared)} if self.shared else {}
+        payload = json.dumps({**job, "tmp": str(self.scratch), **shared, "started": time.time()}).encode()
         zygote = self.zygote()
         with self._lock:
             process = None
@@ -374,6 +376,8 @@ class Runners:
         self.scratch = Path(tempfile.mkdtemp(prefix="autograder-batch-"))
         if self.isolation.privileged:
             os.chmod(self.scratch, 0o711)  # the workers' uids pass through to their own folders
+            self.shared = self.scratch / "mistakes"  # no student process can write there (not as its own user)
+            self.shared.mkdir(mode=0o700)
         handlers = {}
         if signals and threading.current_thread() is threading.main_thread():
             for number in (signal.SIGINT, signal.SIGTERM):

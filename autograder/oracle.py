@@ -17,13 +17,22 @@ cannot shift the values every later check of the test is compared with. Hidden t
 a public test whose recording is stale: live grading replays the recording only when its fingerprint (of the
 sources its values come from, ``Assignment.recording_fingerprint``) is the current one, which saves
 recomputing the reference's and every mutant's values for every submission.
+
+The gradings of one batch share the known mistakes' values of the checks they run live (``shared``, a folder of the
+batch's that no student process can reach): a hidden check asks every submission the same question, and computing
+every mistake's answer for each one that fails it is most of a failing submission's hidden grading. Those values are
+keyed by everything the check asks to the last bit (``exact_question``: a machine's own floats, not a portable key)
+and the term's secret; a check that closes over something that cannot be read exactly is not shared.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import functools
 import hashlib
 import json
+import os
 import time
 import types
 import zipfile
@@ -83,13 +92,15 @@ class Expected:
 class Oracle:
     """Answers ``oracle(fn)`` in one of three modes: ``live``, ``record`` or ``replay``."""
 
-    def __init__(self, mode: str, reference=None, mutants=(), store: Path | None = None, fingerprint: str = ""):
+    def __init__(self, mode: str, reference=None, mutants=(), store: Path | None = None, fingerprint: str = "",
+                 shared: Path | None = None, salt: str = ""):
         """``store``: the recording to replay (``replay``; in ``live`` mode too, where its fingerprint is
-        ``fingerprint``) or to write (``record``, stamped with ``fingerprint``)."""
+        ``fingerprint``) or to write (``record``, stamped with ``fingerprint``). ``shared``: the batch's folder of
+        mistakes' values (see the module docstring), under keys salted with ``salt`` (the term's secret)."""
         if mode not in ("live", "record", "replay"):
             raise ValueError(f"unknown oracle mode {mode!r}")
         self.mode, self.reference, self.mutants, self.store = mode, reference, list(mutants), store
-        self.fingerprint = fingerprint
+        self.fingerprint, self.shared, self.salt = fingerprint, shared, salt
         self.recorded: dict[str, tuple[Any, Variants]] = {}  # what this run records
         self._entries, self._blobs = {}, []  # what it replays, decoded when asked for
         readable = store is not None and store.is_file()
@@ -120,7 +131,27 @@ class Oracle:
             self.seconds += time.monotonic() - started
             return Expected(value, variants)
         self.seconds += time.monotonic() - started
-        return Expected(value, lambda: self._run_mutants(fn))
+        test = self._test
+        return Expected(value, lambda: self._shared_variants(fn, test))
+
+    def _shared_variants(self, fn, test: str) -> Variants:
+        """The mistakes' values for ``fn``: read from the batch's shared folder, or computed and left there."""
+        digest = exact_question(fn) if self.shared is not None and self.mutants else None
+        if digest is None:
+            return self._run_mutants(fn)
+        name = hashlib.sha256(json.dumps([VERSION, test, self.salt, digest]).encode()).hexdigest()
+        path = self.shared / f"{name}.zip"
+        if path.is_file():
+            with contextlib.suppress(OSError, KeyError, ValueError, zipfile.BadZipFile, protocol.ProtocolError):
+                return read_store(path)["variants"][1]
+        variants = self._run_mutants(fn)
+        partial = path.with_name(f"{name}.{os.getpid()}.partial")
+        try:
+            write_store(partial, {"variants": (None, variants)})
+            os.replace(partial, path)  # whole or absent, for the batch's other gradings
+        except (OSError, TypeError, ValueError, protocol.ProtocolError):  # a value the channel cannot carry
+            partial.unlink(missing_ok=True)
+        return variants
 
     def _run_mutants(self, fn) -> Variants:
         started = time.monotonic()
@@ -144,40 +175,76 @@ def question_of(fn: Callable[[Any], Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _describe(value: Any, depth: int) -> Any:
-    """A JSON-able description of ``value`` for ``question_of`` (``depth`` bounds nested functions and containers)."""
+def exact_question(fn: Callable[[Any], Any]) -> str | None:
+    """A digest of everything ``fn`` asks, floats to the last bit (so for this machine only, unlike ``question_of``);
+    None when it closes over something that cannot be read exactly (a proxy to a student's process, an object)."""
+    try:
+        text = json.dumps(_describe(fn, 8, exact=True), sort_keys=True)
+    except (_Inexact, TypeError):
+        return None
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class _Inexact(Exception):
+    """A value ``_describe(..., exact=True)`` cannot describe to the last bit."""
+
+
+def _describe(value: Any, depth: int, exact: bool = False) -> Any:
+    """A JSON-able description of ``value`` for ``question_of`` (``depth`` bounds nested functions and containers);
+    ``exact``: for ``exact_question``, floats and every tensor's content to the last bit, raising ``_Inexact`` for
+    anything else."""
     if value is None or isinstance(value, bool | int | str):
         return value
     if isinstance(value, float):
-        return f"{value:.9g}"
+        return value.hex() if exact else f"{value:.9g}"
     if depth == 0:
+        if exact:
+            raise _Inexact(type(value).__qualname__)
         return type(value).__qualname__
     if isinstance(value, torch.Tensor):
-        exact = not (value.is_floating_point() or value.is_complex()) and value.numel() <= 64
-        return ["tensor", str(value.dtype), list(value.shape), value.tolist() if exact else None]
+        if exact:
+            return ["tensor", str(value.dtype), list(value.shape), _content(value)]
+        small = not (value.is_floating_point() or value.is_complex()) and value.numel() <= 64
+        return ["tensor", str(value.dtype), list(value.shape), value.tolist() if small else None]
     if isinstance(value, functools.partial):
-        return ["partial", _describe(value.func, depth - 1), _describe(value.args, depth - 1),
-                _describe(value.keywords, depth - 1)]
+        return ["partial", _describe(value.func, depth - 1, exact), _describe(value.args, depth - 1, exact),
+                _describe(value.keywords, depth - 1, exact)]
     if isinstance(value, types.MethodType):
+        if exact:  # what the method reads of its object is not known
+            raise _Inexact(type(value.__self__).__qualname__)
         return ["method", _describe(value.__func__, depth - 1), type(value.__self__).__qualname__]
     if isinstance(value, types.FunctionType):
         cells = [cell.cell_contents for cell in value.__closure__ or () if _filled(cell)]
-        return ["function", _code(value.__code__), _describe(value.__defaults__ or (), depth - 1),
-                _describe(value.__kwdefaults__ or {}, depth - 1), _describe(cells, depth - 1)]
+        return ["function", _code(value.__code__, exact), _describe(value.__defaults__ or (), depth - 1, exact),
+                _describe(value.__kwdefaults__ or {}, depth - 1, exact), _describe(cells, depth - 1, exact)]
     if isinstance(value, list | tuple):
-        return [_describe(item, depth - 1) for item in value]
+        return [_describe(item, depth - 1, exact) for item in value]
     if isinstance(value, dict):
-        return {str(key): _describe(item, depth - 1) for key, item in value.items()}
+        return {str(key): _describe(item, depth - 1, exact) for key, item in value.items()}
     if isinstance(value, types.ModuleType):
         return value.__name__
     if isinstance(value, numpy.ndarray):
+        if exact:
+            return ["ndarray", _content(torch.from_numpy(numpy.ascontiguousarray(value)))]
         return ["ndarray", str(value.dtype), list(value.shape)]
+    if exact and dataclasses.is_dataclass(value) and not isinstance(value, type):  # a shape, a config: its fields
+        return [type(value).__qualname__, _describe(vars(value), depth - 1, exact)]
+    if exact:
+        raise _Inexact(type(value).__qualname__)
     return type(value).__qualname__  # never asked anything: it may be a proxy to a student's process
 
 
-def _code(code: types.CodeType) -> list:
+def _content(tensor: torch.Tensor) -> str:
+    """A digest of a dense tensor's elements, byte for byte (``_Inexact`` for a sparse or quantized one)."""
+    if tensor.layout != torch.strided or tensor.is_quantized:
+        raise _Inexact(str(tensor.layout))
+    data = tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+    return hashlib.sha256(data).hexdigest()
+
+
+def _code(code: types.CodeType, exact: bool = False) -> list:
     """Where a function is written and what it uses (no bytecode: it differs between Python versions)."""
-    constants = [_code(c) if isinstance(c, types.CodeType) else _describe(c, 1) for c in code.co_consts]
+    constants = [_code(c, exact) if isinstance(c, types.CodeType) else _describe(c, 1, exact) for c in code.co_consts]
     return [Path(code.co_filename).name, code.co_firstlineno, code.co_name, list(code.co_names), constants]
 
 

@@ -43,11 +43,11 @@ from autograder.submission import SubmissionError, stage
 PR_SET_PDEATHSIG = 1
 # What a job may say: the assignment, the submission (a folder or zip) and its name in the results, where to write
 # (out), public (or hidden) tests only, the oracle mode, where to record expectations (record_to), tags of tests not
-# to run, the term's secret (AUTOGRADER_SECRET, kept out of the runner's environment), the folder for temporary files
-# and when the batch started the runner. (Gradescope's submission metadata is applied to the finished results by
-# autograder.gradescope, which reads it.)
+# to run, the term's secret (AUTOGRADER_SECRET, kept out of the runner's environment), the folder for temporary files,
+# the batch's folder of known mistakes' values (shared) and when the batch started the runner. (Gradescope's
+# submission metadata is applied to the finished results by autograder.gradescope, which reads it.)
 JOB_FIELDS = {"assignment", "submission", "out", "name", "public_only", "hidden_only", "oracle", "record_to",
-              "skip_tags", "secret", "tmp", "started"}
+              "skip_tags", "secret", "tmp", "shared", "started"}
 
 
 class OutOfTime(KeyboardInterrupt):
@@ -64,9 +64,10 @@ class Stopped(KeyboardInterrupt):
 def grade_one(assignment: assignments.Assignment, source: Path, out_dir: Path | None, *, name: str,
               public_only: bool = False, hidden_only: bool = False, oracle_mode: str = "auto",
               secret: str | None = None, record_to: Path | None = None, skip_tags: tuple[str, ...] | list[str] = (),
-              requested: float | None = None) -> Results:
+              requested: float | None = None, shared: Path | None = None) -> Results:
     """Grade ``source`` against ``assignment``'s suite; write into ``out_dir`` when given. ``requested``: when (epoch
-    seconds) the batch started this runner, for the start-up phase (default: when this process began).
+    seconds) the batch started this runner, for the start-up phase (default: when this process began). ``shared``:
+    the batch's folder of known mistakes' values (``autograder.oracle``).
 
     Tests tagged with one of ``skip_tags`` (e.g. "retraining") are not run and carry no points; the
     results' output lists them.
@@ -94,11 +95,12 @@ def grade_one(assignment: assignments.Assignment, source: Path, out_dir: Path | 
     results.extra_data["isolation"] = isolation.note()
     student = Student(root, assignment.modules, assignment.limits, isolation, assignment.forbidden, broken,
                       load_seconds=assignment.load_timeout)
-    oracle, reference = make_oracle(assignment, oracle_mode, record_to)
+    secret = secret if secret is not None else assignment.secret
+    oracle, reference = make_oracle(assignment, oracle_mode, record_to, shared, secret)
     phases["reference"], mark = time.monotonic() - mark, time.monotonic()
     session = Session(assignment=assignment, student=student, oracle=oracle, results=results, out_dir=out_dir,
                       reference=reference, violations=violations, isolation=isolation, skip_tags=tuple(skip_tags),
-                      secret=secret if secret is not None else assignment.secret)
+                      secret=secret)
     plugin = GradingPlugin(session)
     handlers = {signal.SIGALRM: _out_of_time, signal.SIGTERM: _stop, signal.SIGINT: _stop}
     previous = {number: signal.signal(number, handler) for number, handler in handlers.items()}
@@ -250,10 +252,12 @@ def pytest_args(assignment: assignments.Assignment, public_only: bool, hidden_on
             "ignore::DeprecationWarning"]
 
 
-def make_oracle(assignment: assignments.Assignment, mode: str, record_to: Path | None = None):
+def make_oracle(assignment: assignments.Assignment, mode: str, record_to: Path | None = None,
+                shared: Path | None = None, secret: str = ""):
     """The oracle for this run and the reference implementation (``None`` when replaying).
 
-    ``record`` mode writes to ``record_to`` (default: the assignment's ``public/expected.zip``). ``verdicts`` is
+    ``record`` mode writes to ``record_to`` (default: the assignment's ``public/expected.zip``); live checks share
+    the known mistakes' values in ``shared`` under the term's ``secret`` (``autograder.oracle``). ``verdicts`` is
     ``live`` without the known mistakes' values: scores only, no mistake named (``validate``'s runs under fresh
     secrets, which compare verdicts; computing every mistake's value for every failed comparison is most of a
     mutant's grading).
@@ -271,8 +275,8 @@ def make_oracle(assignment: assignments.Assignment, mode: str, record_to: Path |
     reference = trusted_import.load(assignment.solution_dir, assignment.modules)
     store = (record_to or assignment.expected_file) if mode == "record" else assignment.expected_file
     known = [] if mode == "verdicts" else mutants.fingerprints(assignment)
-    return Oracle("live" if mode == "verdicts" else mode, reference, known, store,
-                  assignment.recording_fingerprint()), reference
+    return Oracle("live" if mode == "verdicts" else mode, reference, known, store, assignment.recording_fingerprint(),
+                  shared=shared, salt=secret), reference
 
 
 def set_threads(threads: int) -> None:
@@ -309,7 +313,8 @@ def main(argv: list[str] | None = None) -> int:
               public_only=bool(job.get("public_only")), hidden_only=bool(job.get("hidden_only")),
               oracle_mode=job.get("oracle", "auto"),
               record_to=Path(job["record_to"]) if job.get("record_to") else None,
-              skip_tags=list(job.get("skip_tags", [])), secret=job.get("secret"), requested=job.get("started"))
+              skip_tags=list(job.get("skip_tags", [])), secret=job.get("secret"), requested=job.get("started"),
+              shared=Path(job["shared"]) if job.get("shared") else None)
     return 0
 
 

@@ -1,5 +1,7 @@
 """Failure messages, fingerprints and the recorded-expectations store."""
 
+import types
+
 import pytest
 import torch
 
@@ -108,3 +110,32 @@ def test_a_part_that_the_grader_cannot_check_fails_and_says_so():
     assert parts.fraction() == 0.5 and not parts.all_passed
     assert "The grader could not check this part (KeyError" in parts.summary()
     assert parts.grader_errors and "KeyError" in parts.grader_errors[0]
+
+
+def test_a_batch_shares_the_mistakes_values_of_a_live_check(tmp_path):
+    """A live check that fails in several gradings of a batch computes the known mistakes' values once: they are
+    shared by what the check asks to the last bit and the secret, and never for a check closing over an object."""
+    calls = []
+
+    def doubled(x):
+        calls.append(x)
+        return x * 2
+
+    reference = types.SimpleNamespace(f=lambda x: x + 1)
+    mistakes = [types.SimpleNamespace(description="doubles", implementation=types.SimpleNamespace(f=doubled))]
+
+    def variants(x, salt="term", closed=None):
+        oracle = Oracle("live", reference, mistakes, shared=tmp_path, salt=salt)
+        oracle.start_test("hidden/test_a.py::test_x")
+        return oracle(lambda impl: (impl.f(x), closed) if closed is not None else impl.f(x)).variants()
+
+    x = torch.tensor([1.0, 2.0])
+    [(name, value)] = variants(x)
+    assert name == "doubles" and torch.equal(value, torch.tensor([2.0, 4.0])) and len(calls) == 1
+    assert torch.equal(variants(x.clone())[0][1], value) and len(calls) == 1  # the batch's next grading reads it
+    variants(torch.nextafter(x, torch.tensor(9.0)))  # an input one bit away is another question
+    variants(x, salt="another term")  # so is another secret's
+    assert len(calls) == 3
+    variants(x, closed=object())
+    variants(x, closed=object())  # an object's state cannot be read exactly: computed every time
+    assert len(calls) == 5 and len(list(tmp_path.glob("*.zip"))) == 3
