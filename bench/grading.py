@@ -1,6 +1,6 @@
 """Batch grading throughput, warm (forked runners and workers) against cold (a new interpreter each), in one run.
 
-    python bench/grading.py [--assignment masking] [--copies 100] [--jobs 1 2] [--modes warm cold]
+    python bench/grading.py [--assignment masking] [--copies 100] [--jobs 1 2] [--modes warm cold] [--without NAME ...]
 
 Grades ``--copies`` submissions, the assignment's bundled examples (``examples/<name>/``) over and over, once per
 mode and ``--jobs``, without the retraining test. Prints submissions per minute, the warm/cold ratio, and for one
@@ -10,7 +10,9 @@ within the tests: starting workers, waiting on the student's code, computing exp
 with the fixed overhead's share of the grading: what a grading costs whatever its tests do (the process until
 grading began, staging, loading the reference, starting workers, shutting down), and the student's code's share.
 The rest is the tests' own work: the trusted side's checks, expected values, the runtime tests' timed calls.
-Not part of CI: a full run takes many minutes.
+``--without infinite_loop`` leaves that example out: it runs to the 20 s load limit, which is most of a batch's time
+whatever the mode, so a class with few such submissions is closer to the batch without it. Not part of CI: a full run
+takes many minutes.
 """
 
 from __future__ import annotations
@@ -33,9 +35,10 @@ from autograder.sandbox import COLD_ENV
 FIXED = ("startup", "staging", "reference", "workers starting", "shutdown")
 
 
-def copies(name: str, count: int, folder: Path) -> list[batch.Job]:
-    """``count`` submissions cycling through the assignment's examples, as jobs."""
-    examples = sorted(p for p in (assignments.REPO_ROOT / "examples" / name).iterdir() if p.is_dir())
+def copies(name: str, count: int, folder: Path, without: tuple[str, ...] = ()) -> list[batch.Job]:
+    """``count`` submissions cycling through the assignment's examples (but those named in ``without``), as jobs."""
+    examples = sorted(p for p in (assignments.REPO_ROOT / "examples" / name).iterdir()
+                      if p.is_dir() and p.name not in without)
     jobs = []
     for index in range(count):
         source = examples[index % len(examples)]
@@ -71,10 +74,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--copies", type=int, default=100)
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--modes", nargs="+", default=["warm", "cold"], choices=["warm", "cold"])
+    parser.add_argument("--without", nargs="*", default=[], help="examples to leave out (e.g. infinite_loop)")
     options = parser.parse_args(argv)
     print(environment())
     with tempfile.TemporaryDirectory(prefix="autograder-bench-") as temp:
-        jobs = copies(options.assignment, options.copies, Path(temp) / "submissions")
+        jobs = copies(options.assignment, options.copies, Path(temp) / "submissions", tuple(options.without))
         rates: dict[tuple[str, int], float] = {}
         for workers in options.jobs:
             for mode in options.modes:
