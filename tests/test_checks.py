@@ -1,13 +1,17 @@
 """Failure messages, fingerprints and the recorded-expectations store."""
 
+import os
+import subprocess
+import sys
 import types
 
 import pytest
 import torch
 
-from autograder import grading
+from autograder import batch, grading, permissions
 from autograder.grading import assert_close, assert_rows_sum_to_one, assert_tensor
 from autograder.oracle import Expected, Oracle, read_store, write_store
+from autograder.sandbox import Isolation
 
 
 def message(fn) -> str:
@@ -139,3 +143,20 @@ def test_a_batch_shares_the_mistakes_values_of_a_live_check(tmp_path):
     variants(x, closed=object())
     variants(x, closed=object())  # an object's state cannot be read exactly: computed every time
     assert len(calls) == 5 and len(list(tmp_path.glob("*.zip"))) == 3
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="sandbox uids exist only when grading as root")
+def test_the_shared_mistakes_folder_is_the_graders_alone(tmp_path):
+    """The batch's folder of mistakes' values (read by every grading of the batch) is root's, mode 0700: a student's
+    process, which runs as a sandbox uid, cannot plant values there to have another submission's feedback name a
+    wrong mistake. Without root there is no folder (and no sharing): student code would run as the grader's user."""
+    runners = batch.Runners(Isolation("permissions"))
+    with runners.stop_on_signals(signals=False):
+        shared = runners.shared
+        assert shared.stat().st_uid == 0 and shared.stat().st_mode & 0o777 == 0o700
+        planted = subprocess.run([sys.executable, "-c", f"open({str(shared / 'x.zip')!r}, 'w')"],
+                                 user=permissions.UID_POOL[-1], capture_output=True, text=True, cwd="/")
+        assert planted.returncode != 0 and "Permission denied" in planted.stderr
+    assert batch.Runners(Isolation("limits")).shared is None
+    with batch.Runners(Isolation("limits")).stop_on_signals(signals=False) as lone:
+        assert lone.shared is None
