@@ -155,10 +155,10 @@ def test_learning_rate_unseen(student, oracle, seed):
 
 DECAY_PAIRS = [("Who is Ab?", "Ulm"), ("Who is Cid?", "Rome"), ("Who is Ed?", "Oslo"), ("Who is Flo?", "Bonn")]
 DECAY_TEXT = "".join(f"{q}\t{a}\n" for q, a in DECAY_PAIRS)
-DECAY_SHAPE = Shape(vocab_size=len(set(DECAY_TEXT)) + 2, block_size=16, n_layer=1, n_head=2, n_embd=8)
-# One step of 4 pairs (60 tokens), no warm-up, decaying over decay_epochs=1 epoch of 40 documents (640 tokens): the
-# step's rate is 98 % of the full rate; decayed over the 4 pairs (64 tokens) instead, it would be at the 10 % floor.
-DECAY_PRESET = dict(n_layer=1, n_head=2, n_embd=8, block_size=16, dropout=0.0, pretrain_epochs=1,
+DECAY_SHAPE = Shape(vocab_size=len(set(DECAY_TEXT)) + 2, block_size=20, n_layer=1, n_head=2, n_embd=8)
+# One step of 4 pairs (76 tokens), no warm-up, decaying over decay_epochs=1 epoch of 40 documents (800 tokens): the
+# step's rate is 98 % of the full rate; decayed over the 4 pairs (80 tokens) instead, it would be at the 10 % floor.
+DECAY_PRESET = dict(n_layer=1, n_head=2, n_embd=8, block_size=20, dropout=0.0, pretrain_epochs=1,
                     pretrain_batch_size=4, pretrain_lr=1e-2, finetune_epochs=1, scratch_epochs=1,
                     finetune_batch_size=4, finetune_lr=1e-2, warmup_tokens=1, decay_epochs=1, num_workers=0,
                     autocast="off")

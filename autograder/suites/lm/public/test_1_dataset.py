@@ -91,7 +91,7 @@ def test_seeded(dataset):
 
 
 # The second pair holds non-ASCII characters, which CS224N's NameDataset drops (it reads its tsv file as ASCII).
-PAIRS = [("Where was Ada born?", "Lowen"), ("Where was Zo\u00eb N\u00fa\u00f1ez born?", "Z\u00fcrich"),
+PAIRS = [("Where was Ada born?", "Lowen"), ("Where was Zo\u00eb N\u00fa born?", "Z\u00fcrich"),
          ("Where was Bo Li born?", "Sa"), ("Who?", "Ulm")]
 
 
