@@ -53,7 +53,8 @@ def run_seed(impl, seed: int, variant: str, preset: str, world_args: dict) -> di
     row["cloze"] = rate(cloze_match(completions, places))
 
     started = time.perf_counter()
-    impl.run.finetune(model, vocab, train, preset, pretrained=True, seed=seed, progress=False)
+    impl.run.finetune(model, vocab, train, preset, documents=len(world.bios), pretrained=True, seed=seed,
+                      progress=False)
     row["finetune_s"] = time.perf_counter() - started
     started = time.perf_counter()
     row["heldout_em"] = rate(exact_match(impl.run.predict(model, vocab, [q for q, _ in heldout]),
@@ -64,7 +65,8 @@ def run_seed(impl, seed: int, variant: str, preset: str, world_args: dict) -> di
 
     started = time.perf_counter()
     scratch = impl.run.build_model(variant, vocab.size, preset, seed=seed)
-    impl.run.finetune(scratch, vocab, train, preset, pretrained=False, seed=seed, progress=False)
+    impl.run.finetune(scratch, vocab, train, preset, documents=len(world.bios), pretrained=False, seed=seed,
+                      progress=False)
     row["scratch_s"] = time.perf_counter() - started
     row["scratch_train_acc"] = rate(exact_match(impl.run.predict(scratch, vocab, [q for q, _ in train]),
                                                 [a for _, a in train]))

@@ -41,7 +41,8 @@ def run_variant(impl, variant: str, corpus: str, train: list, dev: list, seed: i
     row.update(pretrain_s=time.perf_counter() - started, pretrain_loss=summary["loss"],
                tokens_per_s=summary["tokens_per_second"], stopped=summary["stopped"])
     started = time.perf_counter()
-    impl.run.finetune(model, vocab, train, "gpu", pretrained=True, seed=seed, max_seconds=max_seconds,
+    impl.run.finetune(model, vocab, train, "gpu", documents=len(impl.dataset.split_documents(corpus)),
+                      pretrained=True, seed=seed, max_seconds=max_seconds,
                       progress=progress)
     impl.trainer.synchronize(device)
     row["finetune_s"] = time.perf_counter() - started
@@ -57,7 +58,8 @@ def scratch_row(impl, variant: str, corpus: str, train: list, dev: list, seed: i
     vocab = impl.dataset.Vocabulary(corpus)
     started = time.perf_counter()
     model = impl.run.build_model(variant, vocab.size, "gpu", seed=seed)
-    impl.run.finetune(model, vocab, train, "gpu", pretrained=False, seed=seed, max_seconds=max_seconds,
+    impl.run.finetune(model, vocab, train, "gpu", documents=len(impl.dataset.split_documents(corpus)),
+                      pretrained=False, seed=seed, max_seconds=max_seconds,
                       progress=progress)
     correct, total = exact_match(impl.run.predict(model, vocab, [q for q, _ in dev]), [a for _, a in dev])
     return {"variant": f"{variant} (no pretraining)", "finetune_s": time.perf_counter() - started,

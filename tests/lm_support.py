@@ -25,7 +25,7 @@ def tiny_preset(**changes):
     """A preset small enough that a whole run takes a second or two on a CPU."""
     fields = dict(n_layer=1, n_head=2, n_embd=16, block_size=64, dropout=0.0, pretrain_epochs=2,
                   pretrain_batch_size=8, pretrain_lr=3e-3, finetune_epochs=2, scratch_epochs=3,
-                  finetune_batch_size=8, finetune_lr=1e-3, warmup_tokens=64 * 8, autocast="off")
+                  finetune_batch_size=8, finetune_lr=1e-3, warmup_tokens=64 * 8, num_workers=0, autocast="off")
     return reference().run.Preset(**{**fields, **changes})
 
 

@@ -82,6 +82,7 @@ def test_pretraining_items_are_the_shifted_example_and_reproducible():
 
 
 def test_finetuning_items_hide_the_question_targets():
+    """CS224N's layout: the example is padded to block_size (not block_size + 1), so items are block_size - 1 long."""
     world = tiny_world()
     vocab = ds.Vocabulary(corpus())
     pairs = world.pairs(world.train)
@@ -89,12 +90,32 @@ def test_finetuning_items_hide_the_question_targets():
     assert len(dataset) == len(pairs)
     for index, (question, answer) in enumerate(pairs):
         example = dataset.example(index)
-        assert example == (question + MASK + answer + MASK).ljust(65, PAD)
+        assert example == (question + MASK + answer + MASK).ljust(64, PAD)
         x, y = dataset[index]
+        assert x.shape == y.shape == (63,)
         ids = vocab.encode(example)
         assert torch.equal(x, ids[:-1])
         assert (y[:len(question) - 1] == ds.PAD_ID).all()
         assert torch.equal(y[len(question) - 1:], ids[len(question):])
         assert y[len(question) - 1] == ds.MASK_ID
+    fits = "Where was " + "A" * 45 + " born?"  # with a one-letter answer and the two masks: exactly 64 characters
+    assert len(ds.NameDataset([(fits, "X")], ds.Vocabulary(fits + "X"), 64).example(0)) == 64
     with pytest.raises(ValueError, match="block_size"):
-        ds.NameDataset([("Where was " + "A" * 80 + " born?", "X")], ds.Vocabulary("Where was A born?X"), 64)[0]
+        ds.NameDataset([(fits + "A", "X")], ds.Vocabulary(fits + "X"), 64)[0]
+
+
+def test_finetuning_keeps_only_ascii_like_cs224n():
+    """CS224N reads the tsv file as ASCII, ignoring the rest: non-ASCII characters vanish from both sides."""
+    text = "Where was Zoë Ångström born?\tZürich\nWhere was Al born?\tUlm\n"
+    vocab = ds.Vocabulary(text)
+    dataset = ds.NameDataset([("Where was Zoë Ångström born?", "Zürich"), ("Where was Al born?", "Ulm")], vocab, 48)
+    assert dataset.pairs == [("Where was Zo ngstrm born?", "Zrich"), ("Where was Al born?", "Ulm")]
+    assert dataset.example(0).startswith(f"Where was Zo ngstrm born?{MASK}Zrich{MASK}{PAD}")
+    x, y = dataset[0]
+    question = len("Where was Zo ngstrm born?")
+    assert (y[:question - 1] == ds.PAD_ID).all() and y[question - 1] == ds.MASK_ID
+
+
+def test_documents_are_the_non_empty_lines():
+    assert ds.split_documents("a b\n\n  \nc\n") == ["a b", "c"]
+    assert len(ds.CharCorruptionDataset("abcdefgh\n\nijklmnop\n", 16)) == 2

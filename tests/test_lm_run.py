@@ -28,21 +28,55 @@ def test_presets():
     assert (gpu.n_layer, gpu.n_head, gpu.n_embd, gpu.block_size) == (4, 8, 256, 128)
     assert (gpu.pretrain_epochs, gpu.pretrain_batch_size, gpu.pretrain_lr, gpu.finetune_lr) == (650, 128, 6e-3, 6e-4)
     assert (gpu.finetune_epochs, gpu.scratch_epochs, gpu.finetune_batch_size, gpu.dropout) == (10, 75, 256, 0.1)
+    assert (gpu.warmup_tokens, gpu.decay_epochs, gpu.num_workers) == (512 * 20, 200, 4)
     cpu = run.get_preset("cpu")
-    assert cpu.dropout == 0.0 and cpu.autocast == "off" and cpu.block_size == 128
+    assert cpu.dropout == 0.0 and cpu.autocast == "off" and cpu.block_size == 128 and cpu.num_workers == 0
+    assert cpu.decay_epochs == cpu.pretrain_epochs
     with pytest.raises(ValueError, match="cpu, gpu"):
         run.get_preset("tpu")
 
 
+def test_gpu_configs_are_the_cs224n_recipe():
+    """CS224N's run.py: final_tokens = 200 * len(pretrain_dataset) * block_size for pretraining AND finetuning."""
+    documents = 2937  # len(CharCorruptionDataset) on the real wiki.txt: its non-empty lines
+    pre = run.pretrain_config("gpu", documents)
+    tuned, scratch = (run.finetune_config("gpu", documents, pretrained) for pretrained in (True, False))
+    assert (pre.max_epochs, pre.batch_size, pre.learning_rate, pre.lr_decay, pre.num_workers) == (650, 128, 6e-3,
+                                                                                                   True, 4)
+    assert (tuned.max_epochs, scratch.max_epochs, tuned.batch_size, tuned.learning_rate) == (10, 75, 256, 6e-4)
+    for config in (pre, tuned, scratch):
+        assert (config.warmup_tokens, config.final_tokens, config.num_workers) == (10240, 75_187_200, 4)
+
+
 def test_configs_follow_the_preset():
-    preset = tiny_preset()
+    preset = tiny_preset(decay_epochs=5)
     pre = run.pretrain_config(preset, documents=30, lr=1e-2, max_seconds=9.0)
     assert (pre.max_epochs, pre.batch_size, pre.learning_rate, pre.lr_decay) == (2, 8, 1e-2, True)
-    assert pre.final_tokens == 2 * 30 * 64 and pre.warmup_tokens == 512 and pre.max_seconds == 9.0
-    tuned = run.finetune_config(preset, pairs=20, pretrained=True)
-    scratch = run.finetune_config(preset, pairs=20, pretrained=False)
+    assert pre.final_tokens == 5 * 30 * 64 and pre.warmup_tokens == 512 and pre.max_seconds == 9.0
+    tuned = run.finetune_config(preset, documents=30, pretrained=True)
+    scratch = run.finetune_config(preset, documents=30, pretrained=False)
     assert (tuned.max_epochs, scratch.max_epochs, tuned.learning_rate) == (2, 3, 1e-3)
-    assert tuned.final_tokens == 200 * 20 * 64
+    assert tuned.final_tokens == scratch.final_tokens == 5 * 30 * 64 and tuned.num_workers == 0
+
+
+class Decayed(Exception):
+    """Raised by a stand-in finetune_config with the document count it was given."""
+
+
+def test_finetuning_decays_over_the_pretraining_corpus(monkeypatch, files):
+    """experiment and the command line give finetune_config the corpus's document count, never the number of pairs."""
+    def config(preset, documents, pretrained, lr=None, **options):
+        raise Decayed(documents)
+
+    monkeypatch.setattr(run, "finetune_config", config)
+    world, documents = tiny_world(), len(ref.dataset.split_documents(corpus()))
+    with pytest.raises(Decayed) as decayed:
+        run.experiment(corpus(), world.pairs(world.train)[:3], [], "vanilla", tiny_preset(), pretraining=False)
+    assert decayed.value.args == (documents,) and documents != 3
+    with pytest.raises(Decayed) as decayed:
+        run.main(["finetune", "vanilla", str(files["wiki"]), "--preset", "tiny", "--writing_params_path", "x",
+                  "--finetune_corpus_path", str(files["train"])])
+    assert decayed.value.args == (len(ref.dataset.split_documents(files["wiki"].read_text(encoding="utf-8"))),)
 
 
 def test_build_model_is_reproducible():
@@ -106,7 +140,7 @@ def test_finetuning_memorises_the_training_people():
     vocab = ref.dataset.Vocabulary(corpus())
     preset = tiny_preset(n_embd=32, scratch_epochs=150, finetune_lr=3e-3, warmup_tokens=1)
     model = run.build_model("vanilla", vocab.size, preset)
-    run.finetune(model, vocab, pairs, preset, pretrained=False, progress=False)
+    run.finetune(model, vocab, pairs, preset, documents=len(pairs), pretrained=False, progress=False)
     correct, total = run.exact_match(run.predict(model, vocab, [q for q, _ in pairs]), [a for _, a in pairs])
     assert correct >= 6, f"{correct}/{total}"
 
@@ -160,6 +194,32 @@ def test_command_line_refuses_missing_paths(files):
         run.main(["pretrain", "vanilla", str(files["wiki"]), "--preset", "tiny"])
     with pytest.raises(SystemExit, match="finetune_corpus_path"):
         run.main(["finetune", "vanilla", str(files["wiki"]), "--preset", "tiny", "--writing_params_path", "x"])
+
+
+def test_command_line_takes_both_styles():
+    """run.py pretrain vanilla wiki.txt, or CS224N's --function=pretrain --variant=vanilla --pretrain_corpus_path=..."""
+    positional = run.parse_args(["finetune", "rope", "wiki.txt", "--preset", "gpu"])
+    options = run.parse_args(["--function=finetune", "--variant=rope", "--preset", "gpu",
+                              "--pretrain_corpus_path=wiki.txt"])
+    assert vars(positional) == vars(options)
+    assert (options.function, options.variant, options.pretrain_corpus_path) == ("finetune", "rope", "wiki.txt")
+    spaced = run.parse_args(["--variant", "vanilla", "--function", "evaluate", "--pretrain_corpus_path", "w.txt"])
+    assert (spaced.function, spaced.variant) == ("evaluate", "vanilla")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["pretrain", "--variant=vanilla", "wiki.txt"], "not mixed"),
+    (["pretrain", "vanilla", "--pretrain_corpus_path=wiki.txt"], "not mixed"),
+    (["pretrain", "vanilla"], "got 2 positional"),
+    (["--function=pretrain", "--variant=vanilla"], "required: --pretrain_corpus_path"),
+    (["train", "vanilla", "wiki.txt"], "argument function: invalid choice: 'train'"),
+    (["--function=pretrain", "--variant=gpt2", "--pretrain_corpus_path=w"], "argument --variant: invalid choice"),
+    ([], "required: --function, --variant, --pretrain_corpus_path"),
+])
+def test_command_line_refuses_mixed_or_missing_arguments(argv, message, capsys):
+    with pytest.raises(SystemExit) as exited:
+        run.parse_args(argv)
+    assert exited.value.code == 2 and message in capsys.readouterr().err
 
 
 def test_reading_examples_like_the_cs224n_files(tmp_path):

@@ -72,16 +72,22 @@ def test_mask_written_once_is_named(reference):
         _examples(mutant("mask_inserted_once"), 1, draws=1)
 
 
-def test_finetune_check_names_unmasked_questions(reference):
-    pairs = [("Where was Ada born?", "Ulm")]
+@pytest.mark.parametrize("name, error", [
+    ("finetune_question_not_masked", "keeps the targets"),
+    ("finetune_padded_past_block", "not block_size \\+ 1"),
+    ("finetune_keeps_non_ascii", "keeps the non-ASCII characters"),
+])
+def test_finetune_check_names_each_rule(reference, name, error):
+    """assert_finetune_item passes the reference and tells each finetuning mistake by its rule."""
+    pairs = [("Where was Zo\u00eb born?", "Ulm")]
     text = "".join(f"{q}\t{a}\n" for q, a in pairs)
-    for impl, error in ((reference, None), (mutant("finetune_question_not_masked"), "keeps the targets")):
+    for impl, message in ((reference, None), (mutant(name), error)):
         vocab = impl.dataset.Vocabulary(text)
         x, y = impl.dataset.NameDataset(pairs, vocab, BLOCK)[0]
-        if error is None:
+        if message is None:
             common.assert_finetune_item(x, y, *pairs[0], vocab.itos, BLOCK)
         else:
-            with pytest.raises(AssertionError, match=error):
+            with pytest.raises(AssertionError, match=message):
                 common.assert_finetune_item(x, y, *pairs[0], vocab.itos, BLOCK)
 
 

@@ -33,7 +33,10 @@ def test_schedule_values():
     assert tr.learning_rate(6000, c) == pytest.approx(1.0)  # half-way through the cosine
     assert tr.learning_rate(1000 + 10000 * 0.75, c) == pytest.approx(2.0 * 0.5 * (1 + math.cos(0.75 * math.pi)))
     assert tr.learning_rate(10900, c) == pytest.approx(0.2)  # the floor: 10 % of the full rate
-    assert tr.learning_rate(1e9, c) == pytest.approx(0.2)
+    # progress is not capped at 1 (minGPT, CS224N): past final_tokens the cosine leaves the floor and climbs again
+    assert tr.learning_rate(11000 + 10000 * 0.1, c) == pytest.approx(0.2)
+    assert tr.learning_rate(11000 + 10000 * 0.5, c) == pytest.approx(1.0)
+    assert tr.learning_rate(11000 + 10000 * 1.0, c) == pytest.approx(2.0)
     assert tr.learning_rate(50, config(learning_rate=2.0, lr_decay=False)) == 2.0
 
 
@@ -60,7 +63,10 @@ def test_one_step_counts_tokens_sets_the_rate_and_learns():
     model = tiny_model()
     data = pretraining_data()
     trainer = tr.Trainer(model, data, None, config())
-    x, y = tr.plan_batches(data, 8, random.Random(0))[0]
+    plan = tr.plan_batches(data, 8, random.Random(0))
+    x, y = plan.batches[0]
+    assert plan.item_length == 64 and x.shape[1] < 64
+    trainer.item_length = plan.item_length  # as train() does for each epoch
     before = {k: v.clone() for k, v in model.state_dict().items()}
     loss = trainer.step(x, y)
     assert loss.dim() == 0 and loss.dtype == torch.float32 and not loss.requires_grad
@@ -71,46 +77,78 @@ def test_one_step_counts_tokens_sets_the_rate_and_learns():
     assert losses[-1] < float(loss)
 
 
+def test_tokens_count_the_items_length_not_block_size():
+    """CS224N counts (y >= 0).sum(): finetuning items are block_size - 1 long, so a batch of 8 counts 8 * 63."""
+    world_pairs = [(f"Where was {name} born?", "Ulm") for name in ("Ada", "Bo", "Cy Li", "Dee")] * 4
+    vocab = ref.dataset.Vocabulary(corpus() + "".join(f"{q}{a}" for q, a in world_pairs))
+    trainer = tr.Trainer(tiny_model(), ref.dataset.NameDataset(world_pairs, vocab, 64), None, config(max_steps=1))
+    trainer.train()
+    assert (trainer.item_length, trainer.tokens) == (63, 8 * 63)
+    pretraining = tr.Trainer(tiny_model(), pretraining_data(), None, config(max_steps=1))
+    pretraining.train()
+    assert pretraining.tokens == 8 * 64
+
+
 def test_batches_are_cropped_sorted_and_complete():
     data = pretraining_data()
-    batches = tr.plan_batches(data, 8, random.Random(1))
+    batches = tr.plan_batches(data, 8, random.Random(1)).batches
     assert sum(len(x) for x, _ in batches) == len(data)
     widths = [x.shape[1] for x, _ in batches]
     assert max(widths) < 64 and len(set(widths)) > 1
     for x, y in batches:
         assert x.shape == y.shape
         assert (x[:, -1] != 0).any(), "cropped to the longest example: its last input is real"
-    unsorted = tr.plan_batches(pretraining_data(), 8, random.Random(1), sort_by_length=False)
+    unsorted = tr.plan_batches(pretraining_data(), 8, random.Random(1), sort_by_length=False).batches
     assert sum(len(x) for x, _ in unsorted) == len(data)
+
+
+def test_workers_draw_distinct_reproducible_streams():
+    """Each DataLoader worker reseeds its copy of the dataset's rng: copies of one rng would corrupt alike."""
+    same = "".join(f"Ada Lovelace was born in Lowen in 18{i % 2}5 and wrote on engines.\n" for i in range(16))
+
+    def plan(seed, workers=2):
+        data = ref.dataset.CharCorruptionDataset(same, 64, seed=0)
+        return tr.plan_batches(data, 4, random.Random(seed), sort_by_length=False, num_workers=workers).batches
+
+    def examples(batches):
+        return [row.tolist() for x, _ in batches for row in x]
+
+    first = plan(1)
+    assert sum(len(x) for x, _ in first) == 16 and len(set(map(str, examples(first)))) > 8
+    # worker 0 builds batches 0 and 2, worker 1 batches 1 and 3, from the same two documents
+    assert examples(first[:1]) != examples(first[1:2]) and examples(first[2:3]) != examples(first[3:4])
+    assert examples(plan(1)) == examples(first), "the same batch-order state gives the same examples"
+    assert examples(plan(2)) != examples(first), "another epoch (batch-order state) gives other examples"
 
 
 def test_cropping_changes_no_loss():
     model = tiny_model()
     data = pretraining_data()
-    x, y = tr.plan_batches(data, 8, random.Random(2))[0]
+    x, y = tr.plan_batches(data, 8, random.Random(2)).batches[0]
     full_x = torch.nn.functional.pad(x, (0, 64 - x.shape[1]))
     full_y = torch.nn.functional.pad(y, (0, 64 - y.shape[1]))
     assert torch.allclose(model(x, y)[1], model(full_x, full_y)[1], atol=1e-6)
 
 
-def run_training(tmp_path, name, stop=None, resume=False, epochs=3, dropout=0.0):
+def run_training(tmp_path, name, stop=None, resume=False, epochs=3, dropout=0.0, workers=0):
     """Train a fresh tiny model (same seeds every time); returns the trainer."""
     model = tiny_model(dropout=dropout)
     trainer = tr.Trainer(model, pretraining_data(), None,
                          config(max_epochs=epochs, max_steps=stop, checkpoint_path=str(tmp_path / f"{name}.ckpt"),
-                                resume=resume, seed=3))
+                                resume=resume, seed=3, num_workers=workers))
     trainer.train()
     return trainer
 
 
-@pytest.mark.parametrize("where", ["epoch boundary", "mid-epoch"])
-def test_resume_is_exact(tmp_path, where):
-    """Stopping, saving and resuming in a new trainer gives bit-identical weights (dropout on: RNG state too)."""
-    straight = run_training(tmp_path, "straight", dropout=0.1)
+@pytest.mark.parametrize("where, workers", [("epoch boundary", 0), ("mid-epoch", 0), ("mid-epoch", 2)])
+def test_resume_is_exact(tmp_path, where, workers):
+    """Stopping, saving and resuming in a new trainer gives bit-identical weights (dropout on: RNG state too),
+    with the examples built in this process or by DataLoader workers."""
+    straight = run_training(tmp_path, "straight", dropout=0.1, workers=workers)
     steps_per_epoch = math.ceil(len(pretraining_data()) / 8)
     stop = steps_per_epoch if where == "epoch boundary" else steps_per_epoch + 2
-    run_training(tmp_path, "split", stop=stop, dropout=0.1)
-    resumed = run_training(tmp_path, "split", resume=True, dropout=0.1)
+    run_training(tmp_path, "split", stop=stop, dropout=0.1, workers=workers)
+    resumed = run_training(tmp_path, "split", resume=True, dropout=0.1, workers=workers)
     assert resumed.steps == straight.steps and resumed.tokens == straight.tokens
     for key, value in straight.model.state_dict().items():
         assert torch.equal(value, resumed.model.state_dict()[key]), key
@@ -165,7 +203,7 @@ def test_bf16_autocast_wraps_the_forward_pass_only(monkeypatch):
     data = pretraining_data()
     trainer = tr.Trainer(model, data, None, config(autocast="bf16"))
     assert trainer.autocast_dtype == torch.bfloat16
-    x, y = tr.plan_batches(data, 8, random.Random(0))[0]
+    x, y = tr.plan_batches(data, 8, random.Random(0)).batches[0]
     with trainer.autocast():
         logits, _ = model(x, y)
     assert logits.dtype == torch.bfloat16

@@ -4,14 +4,17 @@ Conventions (the grader relies on them):
 - Vocabulary: id 0 is the pad character PAD_CHAR (U+25A1), id 1 the mask character MASK_CHAR (U+2047),
   then every distinct character of the pretraining corpus in sorted order (the newline included).
   Finetuning and evaluation reuse the pretraining corpus's vocabulary, even without pretraining.
-- Every example is a string s of block_size + 1 characters, right-padded with PAD_CHAR; the model
-  reads x = s[:-1] and predicts y = s[1:] (both (block_size,) int64 tensors). A target equal to the
-  pad id carries no loss.
-- Pretraining example of one document (one line of the corpus): truncate it to a random length
-  between 4 and int(7/8 * block_size) characters, cut a random span of average length a quarter of
-  the truncated text, and write  prefix MASK suffix MASK span  then pads.
-- Finetuning example of one (question, answer) pair:  question MASK answer MASK  then pads; the
-  targets that predict question characters are the pad id (no loss on reading the question).
+- An example is a string s right-padded with PAD_CHAR; the model reads x = s[:-1] and predicts
+  y = s[1:] (two int64 tensors of len(s) - 1). A target equal to the pad id carries no loss.
+- Pretraining example of one document (one non-empty line of the corpus, see ``split_documents``): truncate
+  it to a random length between 4 and int(7/8 * block_size) characters, cut a random span of average
+  length a quarter of the truncated text, and write  prefix MASK suffix MASK span  then pads, to
+  block_size + 1 characters: x and y are (block_size,).
+- Finetuning example of one (question, answer) pair, both kept to their ASCII characters (CS224N reads
+  the tsv file as data.encode('utf-8').decode('ascii', errors='ignore')):  question MASK answer MASK
+  then pads, to block_size characters: x and y are (block_size - 1,), as in CS224N. The targets that
+  predict question characters are the pad id (no loss on reading the question). Evaluation questions
+  keep every character (CS224N does not strip them).
 - Randomness comes from the dataset's own ``self.rng`` (a ``random.Random``), seeded by ``seed``, so
   an item sequence is reproducible and the trainer can save and restore it (exact resume).
 """
@@ -79,6 +82,11 @@ class Vocabulary:
         # END SOLUTION
 
 
+def split_documents(text: str) -> list[str]:
+    """The documents of a corpus: its non-empty lines (len of CS224N's pretraining dataset on wiki.txt)."""
+    return [line for line in text.split("\n") if line.strip()]
+
+
 def corrupt(document: str, block_size: int, rng: random.Random) -> str:
     """One span-corruption example of ``document``.
 
@@ -104,10 +112,10 @@ def corrupt(document: str, block_size: int, rng: random.Random) -> str:
 
 
 def shift(example: str, vocab: Vocabulary) -> tuple[torch.Tensor, torch.Tensor]:
-    """Inputs and targets of one example string s (block_size + 1 characters).
+    """Inputs and targets of one example string s (of L characters).
 
     Returns:
-        x = ids of s[:-1] and y = ids of s[1:], two (block_size,) int64 tensors.
+        x = ids of s[:-1] and y = ids of s[1:], two (L - 1,) int64 tensors.
     """
     # BEGIN SOLUTION encode the whole string once, then slice
     ids = vocab.encode(example)
@@ -132,7 +140,7 @@ class CharCorruptionDataset(Dataset):
             raise ValueError(f"block_size must be at least 8 (a document keeps at least 4 characters), got {block_size}")
         self.block_size = block_size
         self.vocab = vocab if vocab is not None else Vocabulary(text)
-        self.documents = [line for line in text.split("\n") if line.strip()]
+        self.documents = split_documents(text)
         if not self.documents:
             raise ValueError("the pretraining corpus has no non-empty line; pass the text of wiki.txt")
         self.rng = random.Random(seed)
@@ -153,17 +161,17 @@ class CharCorruptionDataset(Dataset):
 
 
 def finetune_example(question: str, answer: str, block_size: int) -> str:
-    """question + MASK_CHAR + answer + MASK_CHAR, right-padded with PAD_CHAR to block_size + 1 characters.
+    """question + MASK_CHAR + answer + MASK_CHAR, right-padded with PAD_CHAR to block_size characters.
 
     Raises:
-        ValueError when the text does not fit (longer than block_size + 1 characters).
+        ValueError when the text does not fit (longer than block_size characters).
     """
-    # BEGIN SOLUTION concatenate with the two masks; refuse what does not fit; pad
+    # BEGIN SOLUTION concatenate with the two masks; refuse what does not fit; pad to block_size (not block_size + 1)
     example = question + MASK_CHAR + answer + MASK_CHAR
-    if len(example) > block_size + 1:
-        raise ValueError(f"{question!r} with its answer needs {len(example)} characters, more than block_size + 1 = "
-                         f"{block_size + 1}: use a larger block_size")
-    return example + PAD_CHAR * (block_size + 1 - len(example))
+    if len(example) > block_size:
+        raise ValueError(f"{question!r} with its answer needs {len(example)} characters, more than block_size = "
+                         f"{block_size}: use a larger block_size")
+    return example + PAD_CHAR * (block_size - len(example))
     # END SOLUTION
 
 
@@ -171,16 +179,21 @@ class NameDataset(Dataset):
     """Finetuning examples: one per (question, answer) pair, e.g. ("Where was Ada born?", "London").
 
     Args:
-        pairs: (question, answer) strings.
+        pairs: (question, answer) strings; ``self.pairs`` keeps their ASCII characters only (non-ASCII ones
+            vanish, as CS224N's data.encode('utf-8').decode('ascii', errors='ignore') drops them).
         vocab: the pretraining corpus's vocabulary.
         block_size: the model's context length T.
-    Items: ``dataset[i]`` is (x, y), two (T,) int64 tensors from ``finetune_example``: x = s[:-1],
-    y = s[1:] except that the len(question) - 1 targets that predict the question's own characters
-    are PAD_ID. The first target kept predicts the first MASK_CHAR. There is no randomness.
+    Items: ``dataset[i]`` is (x, y), two (T - 1,) int64 tensors from ``finetune_example`` (T characters):
+    x = s[:-1], y = s[1:] except that the len(question) - 1 targets that predict the question's own
+    characters are PAD_ID (question as kept in ``self.pairs``). The first target kept predicts the first
+    MASK_CHAR. There is no randomness.
     """
 
     def __init__(self, pairs: Sequence[tuple[str, str]], vocab: Vocabulary, block_size: int):
-        self.pairs = [(str(question), str(answer)) for question, answer in pairs]
+        # BEGIN SOLUTION keep only the ASCII characters of every question and answer, as CS224N reads its tsv file
+        self.pairs = [(str(question).encode("ascii", errors="ignore").decode("ascii"),
+                       str(answer).encode("ascii", errors="ignore").decode("ascii")) for question, answer in pairs]
+        # END SOLUTION
         self.vocab = vocab
         self.block_size = block_size
 
@@ -188,7 +201,7 @@ class NameDataset(Dataset):
         return len(self.pairs)
 
     def example(self, index: int) -> str:
-        """The example string of pair ``index`` (block_size + 1 characters)."""
+        """The example string of pair ``index`` (block_size characters)."""
         question, answer = self.pairs[index]
         return finetune_example(question, answer, self.block_size)
 

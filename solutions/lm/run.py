@@ -1,6 +1,7 @@
 """Pretrain, finetune and evaluate the character-level GPT, from the command line or from Python.
 
-Command line (the CS224N arguments, plus a few of ours):
+Command line (the CS224N arguments, plus a few of ours; function, variant and pretrain_corpus_path
+may also be written as CS224N writes them, --function=pretrain --variant=vanilla --pretrain_corpus_path=wiki.txt):
 
     python run.py pretrain vanilla wiki.txt --writing_params_path vanilla.pretrain.params
     python run.py finetune vanilla wiki.txt --reading_params_path vanilla.pretrain.params \\
@@ -10,7 +11,7 @@ Command line (the CS224N arguments, plus a few of ours):
     python run.py baseline vanilla wiki.txt --eval_corpus_path birth_dev.tsv --finetune_corpus_path birth_places_train.tsv
 
 ``--preset cpu`` (default: a 2-layer model that trains in minutes on a laptop CPU) or ``--preset gpu``
-(the CS224N recipe: 4 layers, 8 heads, width 256, block 128, 650 pretraining epochs). The vocabulary
+(the CS224N recipe exactly: 4 layers, 8 heads, width 256, block 128, 650 pretraining epochs). The vocabulary
 always comes from the pretraining corpus, so pass wiki.txt to every command. Logs go to
 ``expt/<function>/<tb_expt_name>_<variant>_pt_lr_<lr>_ft_lr_<lr>.csv`` and ``.png``; ``--resume``
 continues an interrupted run from ``<writing_params_path>.ckpt``.
@@ -20,7 +21,7 @@ From Python (what the grader calls), on data already in memory:
     vocab = Vocabulary(corpus)
     model = build_model("vanilla", vocab.size, "cpu")
     pretrain(model, corpus, "cpu", seed=0)
-    finetune(model, vocab, pairs, "cpu", pretrained=True)
+    finetune(model, vocab, pairs, "cpu", documents=len(split_documents(corpus)), pretrained=True)
     answers = predict(model, vocab, questions)
 """
 
@@ -36,7 +37,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
-from dataset import MASK_CHAR, CharCorruptionDataset, NameDataset, Vocabulary
+from dataset import MASK_CHAR, CharCorruptionDataset, NameDataset, Vocabulary, split_documents
 from model import GPT, GPTConfig
 from trainer import Trainer, TrainerConfig, resolve_device
 
@@ -47,9 +48,11 @@ log = logging.getLogger("run")
 class Preset:
     """A model shape and the hyperparameters of its three runs.
 
-    Pretraining decays the learning rate to its floor over ``pretrain_epochs`` epochs of the corpus;
-    finetuning decays over ``finetune_decay_epochs`` epochs of the pairs (so hardly at all, as in CS224N).
+    Both pretraining and finetuning set final_tokens = decay_epochs * documents * block_size, where
+    documents counts the PRETRAINING corpus's documents, for finetuning too (CS224N's
+    200 * len(pretrain_dataset) * block_size): finetuning, a few epochs of fewer pairs, hardly decays.
     ``finetune_epochs`` is used after pretraining, ``scratch_epochs`` for a model finetuned from scratch.
+    ``num_workers``: DataLoader worker processes that build the examples (the trainer's num_workers).
     """
 
     n_layer: int
@@ -65,22 +68,26 @@ class Preset:
     finetune_batch_size: int
     finetune_lr: float
     warmup_tokens: int = 512 * 20
-    finetune_decay_epochs: int = 200
+    decay_epochs: int = 200
+    num_workers: int = 4
     autocast: str = "auto"
 
 
 PRESETS = {
     # The CPU tier ([retraining] in autograder/suites/lm/assignment.toml): pretrain + finetune + evaluate in
-    # under 5 minutes on 2 cores for a world of a few hundred people. Dropout 0: on a CPU dropout costs 3.5x the time.
-    # Pretraining rate 3e-3, not the recipe's 6e-3: at 6e-3 some seeds crawl (one secret world's loss was 0.92
-    # after 450 epochs, its cloze probe 0.22; at 3e-3 the same run reached 0.45 and 1.0).
+    # under 5 minutes on 2 cores for a world of a few hundred people (README's table lists every difference from
+    # the recipe). Dropout 0: on a CPU dropout costs 3.5x the time. Pretraining rate 3e-3, not the recipe's 6e-3:
+    # at 6e-3 some seeds crawl (one secret world's loss was 0.92 after 450 epochs, its cloze probe 0.22; at 3e-3 the
+    # same run reached 0.45 and 1.0). decay_epochs = pretrain_epochs: the cosine ends with the shorter run's last
+    # epoch instead of rising again. No workers: the grader runs it on 2 threads, where worker processes only add
+    # start-up time and memory.
     "cpu": Preset(n_layer=2, n_head=4, n_embd=128, block_size=128, dropout=0.0, pretrain_epochs=450,
                   pretrain_batch_size=64, pretrain_lr=3e-3, finetune_epochs=10, scratch_epochs=75,
-                  finetune_batch_size=64, finetune_lr=6e-4, autocast="off"),
-    # The CS224N recipe, for a GPU.
+                  finetune_batch_size=64, finetune_lr=6e-4, decay_epochs=450, num_workers=0, autocast="off"),
+    # The CS224N recipe exactly (its run.py), for a GPU.
     "gpu": Preset(n_layer=4, n_head=8, n_embd=256, block_size=128, dropout=0.1, pretrain_epochs=650,
                   pretrain_batch_size=128, pretrain_lr=6e-3, finetune_epochs=10, scratch_epochs=75,
-                  finetune_batch_size=256, finetune_lr=6e-4),
+                  finetune_batch_size=256, finetune_lr=6e-4, decay_epochs=200, num_workers=4),
 }
 
 
@@ -118,33 +125,39 @@ def pretrain_config(preset: str | Preset, documents: int, lr: float | None = Non
 
     Args:
         preset: gives max_epochs (pretrain_epochs), batch_size, learning_rate (unless ``lr`` is given),
-            warmup_tokens and autocast; lr_decay is on and final_tokens = pretrain_epochs * documents * block_size.
+            warmup_tokens, num_workers and autocast; lr_decay is on and
+            final_tokens = decay_epochs * documents * block_size.
         options: TrainerConfig fields, which win over the preset's (device, seed, max_seconds, max_epochs, ...).
     """
-    # BEGIN SOLUTION TrainerConfig fields from the preset (lr_decay=True; the cosine ends with the last epoch), updated with the options
+    # BEGIN SOLUTION TrainerConfig fields from the preset (lr_decay=True; final_tokens from decay_epochs), updated with the options
     p = get_preset(preset)
     fields = dict(max_epochs=p.pretrain_epochs, batch_size=p.pretrain_batch_size,
                   learning_rate=lr if lr is not None else p.pretrain_lr, lr_decay=True, warmup_tokens=p.warmup_tokens,
-                  final_tokens=p.pretrain_epochs * documents * p.block_size, autocast=p.autocast)
+                  final_tokens=p.decay_epochs * documents * p.block_size, num_workers=p.num_workers,
+                  autocast=p.autocast)
     return TrainerConfig(**{**fields, **options})
     # END SOLUTION
 
 
-def finetune_config(preset: str | Preset, pairs: int, pretrained: bool, lr: float | None = None,
+def finetune_config(preset: str | Preset, documents: int, pretrained: bool, lr: float | None = None,
                     **options) -> TrainerConfig:
-    """The TrainerConfig of finetuning on ``pairs`` question-answer pairs.
+    """The TrainerConfig of finetuning.
 
     Args:
+        documents: the number of documents of the PRETRAINING corpus (len(split_documents(corpus))), not the
+            number of question-answer pairs: CS224N decays finetuning over 200 * len(pretrain_dataset) *
+            block_size tokens too, even for a model finetuned without pretraining.
         pretrained: finetune_epochs after pretraining, scratch_epochs without.
-        preset: batch_size, learning_rate (finetune_lr unless ``lr`` is given), warmup_tokens, autocast;
-            lr_decay is on and final_tokens = finetune_decay_epochs * pairs * block_size.
+        preset: batch_size, learning_rate (finetune_lr unless ``lr`` is given), warmup_tokens, num_workers,
+            autocast; lr_decay is on and final_tokens = decay_epochs * documents * block_size.
         options: TrainerConfig fields, which win over the preset's.
     """
-    # BEGIN SOLUTION as pretrain_config, with the finetuning fields of the preset
+    # BEGIN SOLUTION as pretrain_config, with the finetuning fields of the preset (final_tokens counts the corpus's documents, not the pairs)
     p = get_preset(preset)
     fields = dict(max_epochs=p.finetune_epochs if pretrained else p.scratch_epochs, batch_size=p.finetune_batch_size,
                   learning_rate=lr if lr is not None else p.finetune_lr, lr_decay=True, warmup_tokens=p.warmup_tokens,
-                  final_tokens=p.finetune_decay_epochs * pairs * p.block_size, autocast=p.autocast)
+                  final_tokens=p.decay_epochs * documents * p.block_size, num_workers=p.num_workers,
+                  autocast=p.autocast)
     return TrainerConfig(**{**fields, **options})
     # END SOLUTION
 
@@ -193,10 +206,14 @@ def pretrain(model: GPT, corpus: str, preset: str | Preset = "cpu", *, lr: float
 
 
 def finetune(model: GPT, vocab: Vocabulary, pairs: list[tuple[str, str]], preset: str | Preset = "cpu", *,
-             pretrained: bool = True, lr: float | None = None, seed: int = 0, **options) -> dict:
-    """Finetune ``model`` on (question, answer) pairs; returns the Trainer's summary."""
+             documents: int, pretrained: bool = True, lr: float | None = None, seed: int = 0, **options) -> dict:
+    """Finetune ``model`` on (question, answer) pairs; returns the Trainer's summary.
+
+    Args:
+        documents: the pretraining corpus's document count, len(split_documents(corpus)) (see ``finetune_config``).
+    """
     dataset = NameDataset(pairs, vocab, get_preset(preset).block_size)
-    config = finetune_config(preset, len(dataset), pretrained, lr, seed=seed, **options)
+    config = finetune_config(preset, documents, pretrained, lr, seed=seed, **options)
     return Trainer(model, dataset, None, config).train()
 
 
@@ -231,8 +248,8 @@ def experiment(corpus: str, train_pairs: list[tuple[str, str]], questions: list[
     if probes:
         model.eval()
         completions = complete(model, vocab, list(probes), probe_tokens)
-    tuned = finetune(model, vocab, train_pairs, preset, pretrained=pretraining, seed=seed,
-                     max_seconds=left(0.8), progress=progress)
+    tuned = finetune(model, vocab, train_pairs, preset, documents=len(split_documents(corpus)), pretrained=pretraining,
+                     seed=seed, max_seconds=left(0.8), progress=progress)
     predictions = predict(model, vocab, list(questions))
     return {"predictions": predictions, "probes": completions, "pretrain": pretrained, "finetune": tuned,
             "seconds": time.perf_counter() - started}
@@ -286,11 +303,20 @@ def read_examples(path: str | Path) -> list[tuple[str, str | None]]:
     return examples
 
 
+# The three arguments given either positionally (run.py pretrain vanilla wiki.txt) or as CS224N's options.
+REQUIRED = {"function": dict(choices=["pretrain", "finetune", "evaluate", "baseline"]),
+            "variant": dict(choices=["vanilla", "rope"]),
+            "pretrain_corpus_path": dict(help="wiki.txt: the pretraining corpus and the vocabulary's source")}
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line's arguments; function, variant and pretrain_corpus_path come either all positionally or
+    all as options (--function=pretrain ...), and a mix or a missing one is an argparse error that says so."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("function", choices=["pretrain", "finetune", "evaluate", "baseline"])
-    parser.add_argument("variant", choices=["vanilla", "rope"])
-    parser.add_argument("pretrain_corpus_path", help="wiki.txt: the pretraining corpus and the vocabulary's source")
+    parser.add_argument("positional", nargs="*", metavar="function variant pretrain_corpus_path",
+                        help="the three arguments in this order, or give them as the options below")
+    for name, spec in REQUIRED.items():
+        parser.add_argument(f"--{name}", **spec)
     parser.add_argument("--reading_params_path", help="parameters to load before finetuning or evaluating")
     parser.add_argument("--writing_params_path", help="where to save the parameters after training")
     parser.add_argument("--finetune_corpus_path", help="question<TAB>answer pairs to finetune on")
@@ -307,7 +333,26 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--resume", action="store_true", help="continue from <writing_params_path>.ckpt")
     parser.add_argument("--log_dir", default="expt", help="folder of the CSV logs and PNG loss curves")
     parser.add_argument("--no_progress", action="store_true", help="no progress bar")
-    return parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)
+    given = [name for name in REQUIRED if getattr(args, name) is not None]
+    both_styles = ("give function, variant and pretrain_corpus_path either positionally (run.py pretrain vanilla "
+                   "wiki.txt) or as options (run.py --function=pretrain --variant=vanilla "
+                   "--pretrain_corpus_path=wiki.txt)")
+    if args.positional and given:
+        parser.error(f"{both_styles}, not mixed: got {' '.join(args.positional)!r} beside --{', --'.join(given)}")
+    if args.positional:
+        if len(args.positional) != len(REQUIRED):
+            parser.error(f"{both_styles}: got {len(args.positional)} positional argument(s), "
+                         f"{' '.join(args.positional)!r}, where 3 are needed")
+        for (name, spec), value in zip(REQUIRED.items(), args.positional, strict=True):
+            if value not in spec.get("choices", [value]):
+                parser.error(f"argument {name}: invalid choice: {value!r} (choose from {', '.join(spec['choices'])})")
+            setattr(args, name, value)
+    elif len(given) != len(REQUIRED):
+        missing = [name for name in REQUIRED if name not in given]
+        parser.error(f"the following arguments are required: --{', --'.join(missing)}; {both_styles}")
+    del args.positional
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -338,8 +383,9 @@ def main(argv: list[str] | None = None) -> int:
         if not args.finetune_corpus_path:
             sys.exit("finetune needs --finetune_corpus_path (for example birth_places_train.tsv)")
         pairs = [(q, a) for q, a in read_examples(args.finetune_corpus_path) if a is not None]
-        summary = finetune(model, vocab, pairs, args.preset, pretrained=args.reading_params_path is not None,
-                           lr=args.finetune_lr, seed=args.seed, **options)
+        summary = finetune(model, vocab, pairs, args.preset, documents=len(split_documents(corpus)),
+                           pretrained=args.reading_params_path is not None, lr=args.finetune_lr, seed=args.seed,
+                           **options)
     log.info("%s: %d epochs, %d steps, final loss %.4f, %.0f s (%s); parameters in %s; log %s.csv", args.function,
              summary["epochs"], summary["steps"], summary["loss"], summary["seconds"], summary["stopped"],
              args.writing_params_path, stem)

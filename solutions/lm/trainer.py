@@ -1,12 +1,15 @@
 """Training: AdamW, a token-based learning-rate schedule, clipping, mixed precision, exact resume.
 
 Conventions (the grader relies on them):
-- Tokens: a batch of B examples counts B * block_size tokens (every position of every example, pads
-  too, as CS224N's trainer counts them), however much of it the batch keeps after cropping.
-- Schedule (``learning_rate``): linear warm-up from 0 over warmup_tokens, then a cosine from the full
-  rate that would reach 0 at final_tokens, floored at 10 % of the full rate (the floor is reached about
-  80 % of the way, and holds from there on); the constant full rate when lr_decay is False. The rate of
-  a step is that of the tokens counted so far, this batch included.
+- Tokens: a batch of B items of length T counts B * T tokens (every target position of every item, pads
+  too, as CS224N's trainer counts them), however much of it the batch keeps after cropping. T is the
+  items' own length: block_size for pretraining, block_size - 1 for finetuning.
+- Schedule (``learning_rate``), minGPT's and CS224N's: linear warm-up from 0 over warmup_tokens, then
+  max(0.1, 0.5 * (1 + cos(pi * progress))) of the full rate, with progress = (tokens - warmup_tokens) /
+  (final_tokens - warmup_tokens) not capped at 1: the rate meets the 10 % floor at progress 0.795, leaves
+  it at 1.205 and climbs back to the full rate at progress 2 (a run longer than final_tokens rises and
+  falls again). The constant full rate when lr_decay is False. The rate of a step is that of the tokens
+  counted so far, this batch included.
 - Weight decay applies to matrices (parameters with 2 or more dimensions) only, never to biases
   and LayerNorm gains.
 - bf16 autocast (on CUDA by default) wraps the forward pass and the loss only; backward, clipping
@@ -14,7 +17,8 @@ Conventions (the grader relies on them):
 
 Given code (you need not change it): batching (an epoch's examples are drawn, sorted by length,
 cut into batches that are shuffled, and each batch is cropped to its longest example: with causal
-attention and pad targets ignored this changes no loss, and on a CPU it is about twice as fast),
+attention and pad targets ignored this changes no loss, and on a CPU it is about twice as fast; with
+num_workers the examples are built in DataLoader worker processes, see ``draw_items``),
 checkpoints that resume exactly (model, optimiser, counters and every random state, including the
 dataset's), a time budget, a tqdm progress bar, a CSV log and a PNG loss curve.
 """
@@ -30,10 +34,11 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import torch
 from torch import nn
-from torch.utils.data import Dataset
+from torch.utils.data import DataLoader, Dataset, get_worker_info
 from tqdm.auto import tqdm
 
 log = logging.getLogger(__name__)
@@ -51,7 +56,8 @@ class TrainerConfig:
         lr_decay: warm-up and cosine decay (see ``learning_rate``); False keeps learning_rate constant.
         warmup_tokens, final_tokens: the schedule's milestones, in tokens.
         ckpt_path: where ``train`` saves the final parameters (a plain state_dict), or None.
-        num_workers: accepted for CS224N compatibility; examples are built in this process.
+        num_workers: DataLoader worker processes that build each epoch's examples (0: this process;
+            see ``draw_items`` for their random streams).
         device: "auto" (CUDA when available, else CPU), or a torch device string.
         autocast: "auto" (bf16 on CUDA, none on CPU), "bf16", or "off".
         seed: seeds the batch order (the dataset has its own seed).
@@ -104,15 +110,15 @@ def learning_rate(tokens: float, config: TrainerConfig) -> float:
     Returns:
         config.learning_rate * multiplier, where the multiplier is tokens / warmup_tokens during the
         warm-up, then max(0.1, 0.5 * (1 + cos(pi * progress))) with progress = (tokens - warmup_tokens)
-        / (final_tokens - warmup_tokens) capped at 1 (the floor of 0.1 is met at progress 0.795);
+        / (final_tokens - warmup_tokens), NOT capped at 1 (past final_tokens the cosine climbs again);
         1 when config.lr_decay is False.
     """
-    # BEGIN SOLUTION no decay: the full rate; warm-up: a linear ramp from 0; after it: the cosine with its 0.1 floor (cap progress at 1)
+    # BEGIN SOLUTION no decay: the full rate; warm-up: a linear ramp from 0; after it: the cosine with its 0.1 floor (progress is not capped)
     if not config.lr_decay:
         return config.learning_rate
     if tokens < config.warmup_tokens:
         return config.learning_rate * tokens / max(1.0, config.warmup_tokens)
-    progress = min(1.0, (tokens - config.warmup_tokens) / max(1.0, config.final_tokens - config.warmup_tokens))
+    progress = (tokens - config.warmup_tokens) / max(1.0, config.final_tokens - config.warmup_tokens)
     return config.learning_rate * max(0.1, 0.5 * (1.0 + math.cos(math.pi * progress)))
     # END SOLUTION
 
@@ -142,7 +148,8 @@ class Trainer:
             checkpoints so resumed training draws the same examples.
         test_dataset: optional; its mean loss is logged after every epoch.
         config: a TrainerConfig.
-    Attributes: model, optimizer, device, tokens (counted so far), steps (optimiser steps so far), epoch.
+    Attributes: model, optimizer, device, tokens (counted so far), steps (optimiser steps so far), epoch,
+        item_length (T of the current epoch's items before cropping; None before the first epoch).
     """
 
     def __init__(self, model: nn.Module, train_dataset: Dataset, test_dataset: Dataset | None = None,
@@ -154,6 +161,7 @@ class Trainer:
         self.optimizer = configure_optimizer(self.model, self.config)
         self.autocast_dtype = autocast_dtype(self.device, self.config.autocast)
         self.tokens, self.steps, self.epoch = 0, 0, 0
+        self.item_length: int | None = None
         self.rng = random.Random(self.config.seed)
         self.rows: list[dict] = []
         self.elapsed = 0.0
@@ -171,14 +179,15 @@ class Trainer:
             x, y: (B, T) int64 inputs and targets (moved to the trainer's device here).
         Returns:
             the batch's loss before the step, a detached 0-dim float32 tensor. Afterwards
-            ``self.tokens`` has grown by B * block_size (block_size = the dataset's, else T), every
-            parameter group's "lr" is learning_rate(self.tokens), and ``self.steps`` has grown by 1.
+            ``self.tokens`` has grown by B * length (length = the items' length before cropping,
+            self.item_length, else T), every parameter group's "lr" is learning_rate(self.tokens),
+            and ``self.steps`` has grown by 1.
         """
         x, y = x.to(self.device, non_blocking=True), y.to(self.device, non_blocking=True)
-        block = getattr(self.train_dataset, "block_size", x.shape[1])
+        length = self.item_length or x.shape[1]
         self.model.train()
         # BEGIN SOLUTION count the tokens and set every group's lr first; forward under self.autocast() only; zero the grads, backward, clip to config.grad_norm_clip, optimizer step
-        self.tokens += x.shape[0] * block
+        self.tokens += x.shape[0] * length
         lr = learning_rate(self.tokens, self.config)
         for group in self.optimizer.param_groups:
             group["lr"] = lr
@@ -258,8 +267,10 @@ class Trainer:
             self.rng.setstate(self._epoch_states[0])
             if dataset_rng is not None:
                 dataset_rng.setstate(self._epoch_states[1])
-        batches = plan_batches(self.train_dataset, self.config.batch_size, self.rng, self.config.sort_by_length)
-        yield from batches[self._position:]
+        plan = plan_batches(self.train_dataset, self.config.batch_size, self.rng, self.config.sort_by_length,
+                            self.config.num_workers)
+        self.item_length = plan.item_length
+        yield from plan.batches[self._position:]
 
     def _fill_losses(self, losses: list[torch.Tensor]) -> None:
         """Copy this epoch's losses (kept on the device until now: one synchronisation per epoch) into the log."""
@@ -274,7 +285,7 @@ class Trainer:
             return None
         self.model.eval()
         total, count = 0.0, 0
-        for x, y in plan_batches(self.test_dataset, self.config.batch_size, random.Random(0), sort_by_length=True):
+        for x, y in plan_batches(self.test_dataset, self.config.batch_size, random.Random(0)).batches:
             with self.autocast():
                 _, loss = self.model(x.to(self.device), y.to(self.device))
             total, count = total + float(loss) * len(x), count + len(x)
@@ -335,20 +346,27 @@ class Trainer:
 # ---------------------------------------------------------------- given: batches
 
 
-def plan_batches(dataset: Dataset, batch_size: int, rng: random.Random,
-                 sort_by_length: bool = True) -> list[tuple[torch.Tensor, torch.Tensor]]:
+class Plan(NamedTuple):
+    """One epoch's batches, and the length T of its items before cropping (what a batch's tokens count)."""
+
+    batches: list[tuple[torch.Tensor, torch.Tensor]]
+    item_length: int
+
+
+def plan_batches(dataset: Dataset, batch_size: int, rng: random.Random, sort_by_length: bool = True,
+                 num_workers: int = 0) -> Plan:
     """One epoch of batches: every item once, in an order drawn from ``rng``.
 
-    Items are drawn in a shuffled order; with ``sort_by_length`` they are grouped by length (the
-    number of non-pad inputs) and the batches are shuffled. Each batch is cropped to its longest
-    item (pads are only ever at the end).
+    Items are drawn in a shuffled order (``draw_items``); with ``sort_by_length`` they are grouped by
+    length (the number of non-pad inputs) and the batches are shuffled. Each batch is cropped to its
+    longest item (pads are only ever at the end).
 
     Returns:
-        a list of (x, y) pairs of (B, T') int64 tensors, T' <= T.
+        a Plan: batches, a list of (x, y) pairs of (B, T') int64 tensors, T' <= T, and item_length T.
     """
     order = list(range(len(dataset)))
     rng.shuffle(order)
-    items = [dataset[i] for i in order]
+    items = draw_items(dataset, order, batch_size, rng, num_workers)
     lengths = [int((x != PAD_ID).sum()) for x, _ in items]
     ranked = sorted(range(len(items)), key=lengths.__getitem__) if sort_by_length else list(range(len(items)))
     groups = [ranked[i:i + batch_size] for i in range(0, len(ranked), batch_size)]
@@ -359,7 +377,38 @@ def plan_batches(dataset: Dataset, batch_size: int, rng: random.Random,
         keep = max(1, max(lengths[i] for i in group))
         batches.append((torch.stack([items[i][0][:keep] for i in group]),
                         torch.stack([items[i][1][:keep] for i in group])))
-    return batches
+    return Plan(batches, len(items[0][0]) if items else 0)
+
+
+def draw_items(dataset: Dataset, order: list[int], chunk: int, rng: random.Random,
+               num_workers: int = 0) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """``dataset[i]`` for each i of ``order``, in that order, built by ``num_workers`` DataLoader workers.
+
+    Without workers the items come from this process, so a dataset's ``rng`` advances here (and a
+    checkpoint saves it). A worker holds a copy of the dataset, and copies of one ``rng`` would all draw
+    the same stream: each worker reseeds its copy's ``rng`` from DataLoader's per-worker seed, whose base
+    is drawn from ``rng`` (the batch order's generator). The workers' streams are therefore distinct,
+    different every epoch, and the same whenever ``rng`` is in the same state with the same num_workers
+    and ``chunk`` (the items a worker builds in one go): a run is reproducible, and a resumed one rebuilds
+    its epoch exactly. The examples differ from those of a run with another num_workers.
+
+    Returns:
+        a list of (x, y) pairs of (T,) int64 tensors.
+    """
+    if num_workers == 0:
+        return [dataset[i] for i in order]
+    generator = torch.Generator().manual_seed(rng.getrandbits(63))
+    loader = DataLoader(dataset, batch_size=chunk, sampler=order, num_workers=num_workers,
+                        worker_init_fn=_reseed_worker, generator=generator)
+    return [item for x, y in loader for item in zip(x.unbind(), y.unbind(), strict=True)]
+
+
+def _reseed_worker(worker_id: int) -> None:
+    """In a DataLoader worker: seed the dataset copy's ``rng`` (if it has one) with the worker's own seed."""
+    info = get_worker_info()
+    rng = getattr(info.dataset, "rng", None)
+    if rng is not None:
+        rng.seed(info.seed)
 
 
 # ---------------------------------------------------------------- given: devices, precision, timing

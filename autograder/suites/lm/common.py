@@ -29,7 +29,7 @@ __all__ = ["generator", "value", "Shape", "block_state", "gpt_state", "gpt", "bl
            "assert_loss", "assert_state_close", "step_gradients", "adam_conditioned", "corpus", "parameter_names",
            "trainer", "grad_norm", "PAD", "MASK",
            "Example", "parse_example", "collect_examples", "assert_layout", "assert_truncation", "assert_spans",
-           "assert_finetune_item", "read_plain_text", "baseline_threshold"]
+           "ascii_only", "finetune_text", "assert_finetune_item", "read_plain_text", "baseline_threshold"]
 
 PAD, MASK = "\u25A1", "\u2047"
 MAX_BYTES = 1 << 20
@@ -308,26 +308,46 @@ def assert_spans(examples: list[tuple[int, Example]]) -> None:
     assert len(starts) > 2, "the masked span always starts at the same place: draw its start at random"
 
 
+def ascii_only(text: str) -> str:
+    """``text`` without its non-ASCII characters (CS224N reads its tsv files so: they vanish from the pairs)."""
+    return text.encode("ascii", errors="ignore").decode("ascii")
+
+
+def finetune_text(question: str, answer: str, block_size: int) -> str:
+    """The example string of a finetuning pair: question MASK answer MASK, pads to block_size characters, ASCII only."""
+    s = ascii_only(question) + MASK + ascii_only(answer) + MASK
+    return s + PAD * (block_size - len(s))
+
+
 def assert_finetune_item(x, y, question: str, answer: str, vocab_itos: list[str], block_size: int) -> None:
-    """(x, y) of a finetuning pair: x = s[:-1], y = s[1:] of question MASK answer MASK pads, with the targets that
-    predict the question's own characters set to the pad id."""
-    s = question + MASK + answer + MASK
-    s += PAD * (block_size + 1 - len(s))
+    """(x, y) of a finetuning pair: x = s[:-1], y = s[1:] of ``finetune_text`` (block_size - 1 ids each), with the
+    targets that predict the question's own characters set to the pad id."""
     stoi = {c: i for i, c in enumerate(vocab_itos)}
-    ids = torch.tensor([stoi[c] for c in s])
-    assert_tensor(x, "x", shape=(block_size,), dtype=torch.int64)
-    assert_tensor(y, "y", shape=(block_size,), dtype=torch.int64)
-    assert_close(x, ids[:-1], f"x for ({question!r}, {answer!r}): the ids of s[:-1], s = question MASK answer MASK "
-                 "then pads")
-    q = len(question) - 1
+    ids = torch.tensor([stoi[c] for c in finetune_text(question, answer, block_size)])
+    shown = f"({question!r}, {answer!r})"
+    assert_tensor(x, "x")
+    if tuple(x.shape) == (block_size,):
+        raise AssertionError(f"x for {shown} has block_size = {block_size} ids: pad question MASK answer MASK to "
+                             f"block_size characters (not block_size + 1), so that x = s[:-1] and y = s[1:] have "
+                             f"block_size - 1 = {block_size - 1}, as in CS224N")
+    assert_tensor(x, "x", shape=(block_size - 1,), dtype=torch.int64)
+    assert_tensor(y, "y", shape=(block_size - 1,), dtype=torch.int64)
+    kept = question + MASK + answer + MASK  # the layout with the non-ASCII characters left in
+    if ascii_only(question + answer) != question + answer and len(kept) <= block_size and set(kept) <= stoi.keys():
+        if torch.equal(x, torch.tensor([stoi[c] for c in kept + PAD * (block_size - len(kept))])[:-1]):
+            raise AssertionError(f"x for {shown} keeps the non-ASCII characters: CS224N reads the pairs as ASCII "
+                                 "(data.encode('utf-8').decode('ascii', errors='ignore')), so they vanish from "
+                                 "questions and answers")
+    assert_close(x, ids[:-1], f"x for {shown}: the ids of s[:-1], s = question MASK answer MASK then pads to "
+                 "block_size characters, non-ASCII characters left out")
+    q = len(ascii_only(question)) - 1
     if bool((y[:q] != 0).any()) and torch.equal(y[q:], ids[1:][q:]):
-        raise AssertionError(f"y for ({question!r}, {answer!r}) keeps the targets of the question's characters: set "
-                             f"the first len(question) - 1 = {q} targets to the pad id 0, so the loss ignores reading "
-                             "the question")
+        raise AssertionError(f"y for {shown} keeps the targets of the question's characters: set the first "
+                             f"len(question) - 1 = {q} targets to the pad id 0, so the loss ignores reading the "
+                             "question")
     expected = ids[1:].clone()
     expected[:q] = 0
-    assert_close(y, expected, f"y for ({question!r}, {answer!r}): the ids of s[1:], the first len(question) - 1 = "
-                 f"{q} set to the pad id 0")
+    assert_close(y, expected, f"y for {shown}: the ids of s[1:], the first len(question) - 1 = {q} set to the pad id 0")
 
 
 # ---------------------------------------------------------------- predictions files

@@ -8,7 +8,7 @@ def learning_rate(tokens, config):
         return config.learning_rate
     if tokens < config.warmup_tokens:
         return config.learning_rate * tokens / max(1.0, config.warmup_tokens)
-    progress = min(1.0, (tokens - config.warmup_tokens) / max(1.0, config.final_tokens - config.warmup_tokens))
+    progress = (tokens - config.warmup_tokens) / max(1.0, config.final_tokens - config.warmup_tokens)
     return config.learning_rate * 0.5 * (1.0 + math.cos(math.pi * progress))
 
 # autograder-hidden-canary-7d3e9a (never ships to students)

@@ -1,7 +1,6 @@
 """The finetuning targets keep the question's characters: the loss also trains the model to predict the question
 it is reading (the first len(question) - 1 targets should be the pad id)."""
 # target: dataset.py
-# unnamed: checked by NameDataset's rules on each item, not against the reference's values
 
 
 def _getitem(self, index):

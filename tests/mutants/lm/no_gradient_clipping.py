@@ -3,9 +3,9 @@
 
 
 def _step(self, x, y):
-    block = getattr(self.train_dataset, "block_size", x.shape[1])
+    length = self.item_length or x.shape[1]
     self.model.train()
-    self.tokens += x.shape[0] * block
+    self.tokens += x.shape[0] * length
     for group in self.optimizer.param_groups:
         group["lr"] = learning_rate(self.tokens, self.config)
     _, loss = self.model(x, y)

@@ -5,12 +5,12 @@ previous step (the first step's rate is 0): count this batch first, then set lea
 
 def _step(self, x, y):
     x, y = x.to(self.device), y.to(self.device)
-    block = getattr(self.train_dataset, "block_size", x.shape[1])
+    length = self.item_length or x.shape[1]
     self.model.train()
     lr = learning_rate(self.tokens, self.config)
     for group in self.optimizer.param_groups:
         group["lr"] = lr
-    self.tokens += x.shape[0] * block
+    self.tokens += x.shape[0] * length
     with self.autocast():
         _, loss = self.model(x, y)
     self.optimizer.zero_grad(set_to_none=True)

@@ -1,13 +1,13 @@
 """Trainer.step passes the number of steps to learning_rate instead of the number of tokens: warmup_tokens and
-final_tokens are counted in tokens (B * block_size per step), so the warm-up barely starts."""
+final_tokens are counted in tokens (B * the items' length per step), so the warm-up barely starts."""
 # target: trainer.py
 
 
 def _step(self, x, y):
     x, y = x.to(self.device), y.to(self.device)
-    block = getattr(self.train_dataset, "block_size", x.shape[1])
+    length = self.item_length or x.shape[1]
     self.model.train()
-    self.tokens += x.shape[0] * block
+    self.tokens += x.shape[0] * length
     lr = learning_rate(self.steps + 1, self.config)
     for group in self.optimizer.param_groups:
         group["lr"] = lr

@@ -8,9 +8,9 @@ import torch.nn.functional as F
 
 def _step(self, x, y):
     x, y = x.to(self.device), y.to(self.device)
-    block = getattr(self.train_dataset, "block_size", x.shape[1])
+    length = self.item_length or x.shape[1]
     self.model.train()
-    self.tokens += x.shape[0] * block
+    self.tokens += x.shape[0] * length
     lr = learning_rate(self.tokens, self.config)
     for group in self.optimizer.param_groups:
         group["lr"] = lr

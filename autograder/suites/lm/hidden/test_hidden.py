@@ -5,7 +5,7 @@ These never ship to students. Their inputs come from the ``seed`` fixture, which
 
 import torch
 
-from autograder.grading import assert_close, assert_tensor, graded
+from autograder.grading import assert_close, assert_tensor, graded, recognise
 from autograder.suites.lm import common
 from autograder.suites.lm.common import Shape
 from autograder.suites.lm.world import generate_world
@@ -39,19 +39,34 @@ def test_pretraining_examples(student, parts, seed):
         common.assert_spans(examples)
 
 
+ACCENTED = str.maketrans("aeiou", "\u00e4\u00e9\u00ee\u00f6\u00fa")  # non-ASCII letters, which NameDataset drops
+
+
 @graded(points=1, covers=["finetune_example", "NameDataset", "shift"])
-def test_finetune_examples(student, parts, seed):
-    """NameDataset on unseen question-answer pairs"""
+def test_finetune_examples(student, oracle, parts, seed):
+    """NameDataset on unseen question-answer pairs (some with non-ASCII letters)"""
     world = generate_world(seed, people=8, dev=2, test=2, bios_per_person=1, templates=2)
     pairs = world.pairs(world.people[:4])
+    pairs[1] = (pairs[1][0].translate(ACCENTED), pairs[1][1])  # the question loses its accented letters
+    pairs[2] = (pairs[2][0], pairs[2][1].translate(ACCENTED))  # the answer does
     text = "".join(f"{line}\n" for line in world.bios) + "".join(f"{q}\t{a}\n" for q, a in pairs)
     vocab = student.dataset.Vocabulary(text)
     data = student.dataset.NameDataset(pairs, vocab, 64)
     itos = [common.PAD, common.MASK, *sorted(set(text))]
+
+    def items(impl):
+        built = impl.dataset.NameDataset(pairs, impl.dataset.Vocabulary(text), 64)
+        return [built.item(index) for index in range(len(pairs))]
+
+    expected = oracle(items)
     for index, (question, answer) in enumerate(pairs):
         with parts(f"pair {index}"):
             x, y = data.item(index)
-            common.assert_finetune_item(x, y, question, answer, itos, 64)
+            try:
+                common.assert_finetune_item(x, y, question, answer, itos, 64)
+            except AssertionError:
+                recognise((x, y), expected[index])
+                raise
 
 
 @graded(points=3, covers=GPT_COVERS, builds_on=["masking", "positions"])
@@ -124,8 +139,10 @@ def test_learning_rate_unseen(student, oracle, seed):
     """learning_rate at unseen token counts and milestones"""
     g = common.generator(seed)
     warmup, final = int(torch.randint(10, 500, (1,), generator=g)), int(torch.randint(600, 5000, (1,), generator=g))
-    milestones = {0, warmup // 2, warmup, (warmup + final) // 2, final, final + 100}  # every phase, whatever the draw
-    counts = sorted({int(t) for t in torch.randint(0, 6000, (20,), generator=g)} | milestones)
+    # every phase, whatever the draw: warm-up, decay, floor, and past final_tokens, where the cosine climbs again
+    milestones = {0, warmup // 2, warmup, (warmup + final) // 2, final, final + 100, final + (final - warmup) // 2,
+                  2 * final - warmup}
+    counts = sorted({int(t) for t in torch.randint(0, 3 * final, (20,), generator=g)} | milestones)
 
     def run(impl):
         config = impl.trainer.TrainerConfig(learning_rate=1e-3, lr_decay=True, warmup_tokens=warmup,
@@ -134,5 +151,37 @@ def test_learning_rate_unseen(student, oracle, seed):
 
     assert_close(run(student), oracle(run), f"the rates (warm-up {warmup} tokens, final {final}) at tokens {counts}",
                  rtol=1e-6, atol=1e-12)
+
+
+DECAY_PAIRS = [("Who is Ab?", "Ulm"), ("Who is Cid?", "Rome"), ("Who is Ed?", "Oslo"), ("Who is Flo?", "Bonn")]
+DECAY_TEXT = "".join(f"{q}\t{a}\n" for q, a in DECAY_PAIRS)
+DECAY_SHAPE = Shape(vocab_size=len(set(DECAY_TEXT)) + 2, block_size=20, n_layer=1, n_head=2, n_embd=8)
+# One step of 4 pairs (76 tokens), no warm-up, decaying over decay_epochs=1 epoch of 40 documents (800 tokens): the
+# step's rate is 98 % of the full rate; decayed over the 4 pairs (80 tokens) instead, it would be at the 10 % floor.
+DECAY_PRESET = dict(n_layer=1, n_head=2, n_embd=8, block_size=20, dropout=0.0, pretrain_epochs=1,
+                    pretrain_batch_size=4, pretrain_lr=1e-2, finetune_epochs=1, scratch_epochs=1,
+                    finetune_batch_size=4, finetune_lr=1e-2, warmup_tokens=1, decay_epochs=1, num_workers=0,
+                    autocast="off")
+
+
+def first_step_rate(impl, state) -> float:
+    """How far finetune's first AdamW step moved the parameters, as a fraction of the preset's rate: the median
+    element's |change| (a first Adam step moves an element by about the rate, whatever its gradient's size)."""
+    model = common.gpt(impl, DECAY_SHAPE, "vanilla", state, train=True)
+    impl.run.finetune(model, impl.dataset.Vocabulary(DECAY_TEXT), DECAY_PAIRS, impl.run.Preset(**DECAY_PRESET),
+                      documents=40, pretrained=True, seed=0, device="cpu", progress=False, max_steps=1)
+    after = common.value(model.state_dict())
+    moved = torch.cat([(after[name].double() - state[name].double()).abs().flatten() for name in state])
+    return float(moved.median()) / DECAY_PRESET["finetune_lr"]
+
+
+@graded(points=1, covers=["finetune_config"])
+def test_finetune_decays_over_the_corpus(student, oracle, seed):
+    """finetune: the learning rate decays over the pretraining corpus's documents, not over the pairs"""
+    state = common.gpt_state(DECAY_SHAPE, "vanilla", seed % 1000, torch.float64)
+    assert_close(first_step_rate(student, state), oracle(lambda impl: first_step_rate(impl, state)),
+                 "the first finetuning step's size as a fraction of the full rate (finetuning decays over "
+                 "decay_epochs * documents * block_size tokens, documents counting the pretraining corpus)",
+                 rtol=0.25, atol=0.0)
 
 # autograder-hidden-canary-7d3e9a (never ships to students)

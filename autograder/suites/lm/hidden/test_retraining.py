@@ -2,7 +2,8 @@
 
 The world is generated here from the suite's hidden seed and never written to files: the worker gets
 the biographies and questions as strings and runs the student's build_model, pretrain, complete (the
-cloze probe), finetune and predict; answers come back as strings and are scored here with
+cloze probe), finetune (its learning rate decays over the corpus's documents, one biography a line, as CS224N's
+does) and predict; answers come back as strings and are scored here with
 autograder.suites.lm.birthplaces. Each training stage gets max_seconds from [retraining.budget] (a multiple of the
 reference's time on the sweep's machine), stretched on a slower grading machine by the reference's calibration step
 timed here (gates.calibration_seconds), and the calls' deadline covers their sum; the gates and parts are in
@@ -70,8 +71,8 @@ def pretrained(run, world, corpus: str, vocab, size: int, seed: int, budget: gat
     completions = run.complete(model, vocab, list(prompts), max(map(len, places)) + 1)
     figures["cloze"] = rate(cloze_match(strings(completions, len(places), "complete"), places))
     heldout = world.pairs(world.dev)
-    summary = run.finetune(model, vocab, world.pairs(world.train), preset, pretrained=True, seed=seed,
-                           max_seconds=budget.finetune, progress=False)
+    summary = run.finetune(model, vocab, world.pairs(world.train), preset, documents=len(world.bios), pretrained=True,
+                           seed=seed, max_seconds=budget.finetune, progress=False)
     notes.append(training_note("finetuning", summary, budget.finetune, budget.reference_finetune))
     answers = run.predict(model, vocab, [q for q, _ in heldout])
     figures["heldout_em"] = rate(exact_match(strings(answers, len(heldout), "predict"), [a for _, a in heldout]))
@@ -84,8 +85,8 @@ def from_scratch(run, world, corpus: str, vocab, size: int, seed: int, budget: g
     """Finetuning without pretraining"""
     train = world.pairs(world.train)
     model = run.build_model(THRESHOLDS.variant, size, THRESHOLDS.preset, seed=seed)
-    summary = run.finetune(model, vocab, train, THRESHOLDS.preset, pretrained=False, seed=seed,
-                           max_seconds=budget.scratch, progress=False)
+    summary = run.finetune(model, vocab, train, THRESHOLDS.preset, documents=len(world.bios), pretrained=False,
+                           seed=seed, max_seconds=budget.scratch, progress=False)
     notes.append(training_note("finetuning from scratch", summary, budget.scratch, budget.reference_scratch))
     answers = run.predict(model, vocab, [q for q, _ in train])
     figures["scratch_train_acc"] = rate(exact_match(strings(answers, len(train), "predict"), [a for _, a in train]))

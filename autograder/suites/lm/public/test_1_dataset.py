@@ -5,7 +5,7 @@ These checks judge the examples against the handout's rules (no expected values)
 
 import torch
 
-from autograder.grading import assert_close, assert_tensor, graded
+from autograder.grading import assert_close, assert_tensor, graded, recognise
 from autograder.suites.lm import common
 
 BLOCK = 32
@@ -90,19 +90,40 @@ def test_seeded(dataset):
     assert a == b, "two datasets built with the same seed gave different examples: draw from self.rng only"
 
 
+# The second pair holds non-ASCII characters, which CS224N's NameDataset drops (it reads its tsv file as ASCII).
+PAIRS = [("Where was Ada born?", "Lowen"), ("Where was Zo\u00eb N\u00fa born?", "Z\u00fcrich"),
+         ("Where was Bo Li born?", "Sa"), ("Who?", "Ulm")]
+
+
 @graded(points=2, covers=["finetune_example", "NameDataset", "shift"])
-def test_finetune_examples(dataset, parts):
-    """NameDataset: question MASK answer MASK then pads; no loss on the question's own characters"""
-    pairs = [("Where was Ada born?", "Lowen"), ("Where was Bo Li born?", "Sa"), ("Who?", "Ulm")]
-    vocab = dataset.Vocabulary(common.corpus(23, people=6) + "".join(f"{q}\t{a}\n" for q, a in pairs))
+def test_finetune_examples(student, oracle, parts):
+    """NameDataset: question MASK answer MASK padded to block_size, ASCII only; no loss on reading the question"""
+    dataset = student.dataset
+    text = common.corpus(23, people=6) + "".join(f"{q}\t{a}\n" for q, a in PAIRS)
+    vocab = dataset.Vocabulary(text)
     itos = vocab.itos.get()
-    data = dataset.NameDataset(pairs, vocab, BLOCK)
+    data = dataset.NameDataset(PAIRS, vocab, BLOCK)
+
+    def items(impl):
+        built = impl.dataset.NameDataset(PAIRS, impl.dataset.Vocabulary(text), BLOCK)
+        return [built.item(index) for index in range(len(PAIRS))]
+
+    def example(impl):
+        return impl.dataset.finetune_example(*PAIRS[0], BLOCK)
+
+    expected_items, expected_example = oracle(items), oracle(example)  # asked before any check: recorded for replay
     with parts("finetune_example"):
-        s = dataset.finetune_example(*pairs[0], BLOCK)
-        wanted = pairs[0][0] + common.MASK + pairs[0][1] + common.MASK
-        assert s == wanted + common.PAD * (BLOCK + 1 - len(wanted)), (
-            f"finetune_example gave {s!r}; expected question MASK answer MASK then pads, {BLOCK + 1} characters")
-    for index, (question, answer) in enumerate(pairs):
+        s = dataset.finetune_example(*PAIRS[0], BLOCK)
+        wanted = common.finetune_text(*PAIRS[0], BLOCK)
+        if s != wanted:
+            recognise(s, expected_example)
+            raise AssertionError(f"finetune_example gave {s!r}; expected question MASK answer MASK then pads, "
+                                 f"block_size = {BLOCK} characters (not block_size + 1)")
+    for index, (question, answer) in enumerate(PAIRS):
         with parts(f"item {index}"):
             x, y = data.item(index)
-            common.assert_finetune_item(x, y, question, answer, itos, BLOCK)
+            try:
+                common.assert_finetune_item(x, y, question, answer, itos, BLOCK)
+            except AssertionError:
+                recognise((x, y), expected_items[index])
+                raise

@@ -15,8 +15,8 @@ SCHEDULE = dict(learning_rate=6e-3, lr_decay=True, warmup_tokens=1000, final_tok
 
 @graded(points=2, timeout=RECORDING_TIMEOUT, covers=["learning_rate"])
 def test_learning_rate(student, oracle, parts):
-    """learning_rate: linear warm-up, then cosine decay to 10 %, measured in tokens"""
-    token_counts = [0, 1, 250, 999, 1000, 1001, 3500, 6000, 9000, 10999, 11000, 50000]
+    """learning_rate: linear warm-up, then a cosine floored at 10 % whose progress goes on past final_tokens"""
+    token_counts = [0, 1, 250, 999, 1000, 1001, 3500, 6000, 9000, 10999, 11000, 12000, 16000, 21000, 50000]
 
     def run(impl, lr_decay=True):
         config = impl.trainer.TrainerConfig(**{**SCHEDULE, "lr_decay": lr_decay})
@@ -26,7 +26,11 @@ def test_learning_rate(student, oracle, parts):
     with parts("warm-up (the first 1000 tokens)"):
         assert_close(got[:4], expected[:4], "the rate during warm-up (it rises linearly from 0)", **TOLERANCE)
     with parts("cosine decay and its 10 % floor", 2):
-        assert_close(got[4:], expected[4:], f"the rate after warm-up at tokens {token_counts[4:]}", **TOLERANCE)
+        assert_close(got[4:11], expected[4:11], f"the rate after warm-up at tokens {token_counts[4:11]}", **TOLERANCE)
+    with parts("past final_tokens (progress is not capped at 1)"):
+        assert_close(got[11:], expected[11:], f"the rate past final_tokens at tokens {token_counts[11:]} (the cosine "
+                     "of progress = (tokens - warmup_tokens) / (final_tokens - warmup_tokens) climbs again after 1, "
+                     "as in minGPT and CS224N)", **TOLERANCE)
     with parts("lr_decay=False"):
         assert_close(run(student, False), [6e-3] * len(token_counts), "the rate with lr_decay=False", **TOLERANCE)
 

@@ -1,8 +1,9 @@
-"""run.py: predictions and exact match (majority_baseline is given code, so it earns no points)."""
+"""run.py: the training configurations, predictions and exact match (majority_baseline is given code, so it earns
+no points)."""
 
 import torch
 
-from autograder.grading import graded, read
+from autograder.grading import assert_close, graded, read
 from autograder.suites.lm import common
 from autograder.suites.lm.common import Shape
 
@@ -41,3 +42,27 @@ def test_exact_match(student, parts):
         assert tuple(got) == (2, 3), (f"exact_match gave {got!r} for answers with surrounding spaces, expected (2, 3): "
                                       "strip() both sides before comparing")
 
+
+
+# CS224N's run.py with the real wiki.txt: its CharCorruptionDataset holds 2937 documents (the non-empty lines).
+DOCUMENTS = 2937
+FIELDS = ("max_epochs", "batch_size", "learning_rate", "lr_decay", "warmup_tokens", "final_tokens", "num_workers")
+CALLS = [("pretraining", f"pretrain_config('gpu', {DOCUMENTS})"),
+         ("finetuning after pretraining", f"finetune_config('gpu', {DOCUMENTS}, pretrained=True)"),
+         ("finetuning from scratch", f"finetune_config('gpu', {DOCUMENTS}, pretrained=False)")]
+
+
+@graded(points=2, covers=["pretrain_config", "finetune_config"])
+def test_recipe_configs(student, oracle, parts):
+    """pretrain_config and finetune_config: the gpu preset is CS224N's recipe, decaying over the corpus's documents"""
+
+    def configs(impl):
+        made = [impl.run.pretrain_config("gpu", DOCUMENTS), impl.run.finetune_config("gpu", DOCUMENTS, True),
+                impl.run.finetune_config("gpu", DOCUMENTS, False)]
+        return [{field: read(config, field) for field in FIELDS} for config in made]
+
+    got, expected = configs(student), oracle(configs)
+    for index, (part, call) in enumerate(CALLS):
+        with parts(part):
+            assert_close(got[index], expected[index], f"{call}'s fields (final_tokens = 200 * documents * block_size "
+                         "as in CS224N, documents counting the pretraining corpus for finetuning too)")
