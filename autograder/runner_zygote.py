@@ -22,8 +22,16 @@ from autograder import forking, runner
 
 matplotlib.use("Agg")
 import matplotlib.pyplot  # noqa: E402, F401 - the workers' zygote, a copy of each runner, gets it ready made
+import torch  # noqa: E402
 
 PR_SET_PDEATHSIG = 1
+
+
+def _import_optimisers() -> None:
+    """Build an optimiser once: torch's first one imports its compiler stack (hundreds of modules, about a second),
+    which every lm grading paid twice (the reference's values in the runner, the student's trainer in the worker).
+    It starts no thread, so the zygote can still fork."""
+    torch.optim.AdamW([torch.nn.Parameter(torch.zeros(1))])
 
 
 def main() -> None:
@@ -32,6 +40,7 @@ def main() -> None:
     options = parser.parse_args()
     ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     channel = socket.socket(fileno=options.channel)
+    _import_optimisers()
     forking.serve(channel, os.getppid(), _run, death=signal.SIGTERM)
 
 
