@@ -245,8 +245,11 @@ def pytest_args(assignment: assignments.Assignment, public_only: bool, hidden_on
     # --tb=native: students read the plugin's words, never pytest's report, whose default traceback (the source of
     # every frame, parsed) cost 40 ms per failed test; the runner's log keeps a plain traceback for the staff.
     # no:unraisableexception: its collection of every object at the end of the session cost 0.15 s a grading.
-    return [*(str(p) for p in paths), "-q", "--assert=plain", "--tb=native", "-p", "no:cacheprovider", "-p",
-            "no:randomly", "-p", "no:unraisableexception",
+    # --disable-plugin-autoload: only pytest and the grading plugin decide a grade, never a plugin that happens to be
+    # installed beside the grader (pytest-randomly would reorder the tests; hypothesis's imported hypothesis and trio
+    # at the end of every grading, half a second).
+    return [*(str(p) for p in paths), "-q", "--assert=plain", "--tb=native", "--disable-plugin-autoload",
+            "-p", "no:cacheprovider", "-p", "no:unraisableexception",
             "-o", "addopts=",
             "-o", "console_output_style=classic", "--rootdir", str(assignments.REPO_ROOT), "-W",
             "ignore::DeprecationWarning"]
