@@ -1,10 +1,10 @@
 """``python -m autograder.runner_zygote``: the batch's warm start of runners (``autograder.forking``).
 
 The batch starts it once per kind of grading (side by side or alone: OpenMP reads its wait policy when torch is
-imported) and reuses it for every submission: it imports torch, matplotlib, pytest and the harness, never a suite, a
-reference or a job (each runner's workers are copies of it too), then forks a runner per request. A forked runner
-reads its job on stdin and grades exactly as a started one (``autograder.runner.main``), its own workers' zygote
-forked first.
+imported) and reuses it for every submission: it imports torch (its optimisers' compiler stack too), matplotlib, pytest
+and the harness, never a suite, a reference or a job (each runner's workers are copies of it too), then forks a
+runner per request. A forked runner reads its job on stdin and grades exactly as a started one
+(``autograder.runner.main``), its own workers' zygote forked first.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ PR_SET_PDEATHSIG = 1
 
 def _import_optimisers() -> None:
     """Build an optimiser once: torch's first one imports its compiler stack (hundreds of modules, about a second),
-    which every lm grading paid twice (the reference's values in the runner, the student's trainer in the worker).
-    It starts no thread, so the zygote can still fork."""
+    which every lm grading paid twice (the reference's values in the runner, the student's trainer in the worker), and
+    every grading's first backward pass paid in part (sympy). It starts no thread, so the zygote can still fork."""
     torch.optim.AdamW([torch.nn.Parameter(torch.zeros(1))])
 
 
