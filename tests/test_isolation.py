@@ -30,7 +30,7 @@ from autograder import batch, leaks, permissions
 from autograder.results import Results
 from autograder.sandbox import Isolation
 
-pytestmark = [needs_root, pytest.mark.slow]
+pytestmark = [needs_root, pytest.mark.slow, pytest.mark.alone]
 MODES = {"namespaces": "1", "permissions": "0"}
 CASES = load()
 # Written before and read after the others: a message between two submissions graded one after the other.

@@ -16,7 +16,7 @@ import psutil
 import pytest
 from conftest import reference_with
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.alone]
 CLI = "import sys; from autograder.cli import main; sys.exit(main(sys.argv[1:]))"
 SLOW = """
 import time
