@@ -24,6 +24,7 @@ die with them), writes the gradebook of what finished and raises ``batch.Interru
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import ipaddress
 import logging
 import os
@@ -84,7 +85,8 @@ def _loopback(address: str | None) -> bool:
 
 
 def grade_task(fields: dict, packed: tuple[str, bytes], options: dict) -> dict[str, bytes]:
-    """One submission, in a Ray worker: ``fields`` are its ``batch.Job``'s but the source, ``packed`` its files
+    """One submission, in a Ray worker: ``fields`` are its ``batch.Job``'s but the source (all of them: a job's own
+    secret and test selection, as ``autograder validate`` sets them, must reach the grading), ``packed`` its files
     (``submission.pack``) and ``options`` ``batch.grade_job``'s keywords plus ``side_by_side``; returns every file the
     grading wrote, by path relative to its results folder."""
     isolation = Isolation.detect()
@@ -127,7 +129,7 @@ def grade_all(jobs: list[batch.Job], out: Path, *, address: str | None = None, p
         assignment = assignments.load(job.assignment)
         tags = {*skip_tags, *job.skip_tags}
         threads = assignment.limits.threads
-        fields = {"name": job.name, "assignment": job.assignment, "skip_tags": job.skip_tags}
+        fields = {field.name: getattr(job, field.name) for field in dataclasses.fields(job) if field.name != "source"}
         options = {"public_only": public_only, "oracle": oracle, "skip_tags": list(skip_tags),
                    "secret": os.environ.get(SECRET_ENV), "side_by_side": len(jobs) > 1}
         resources = {"num_cpus": threads, "memory": assignment.limits.memory_mb << 20,

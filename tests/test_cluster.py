@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import importlib.util
+import json
 import os
 import secrets
 import select
@@ -128,6 +129,30 @@ def test_examples_and_a_hostile_submission_score_as_locally(ray_cluster, tmp_pat
     for name in expected:
         assert (tmp_path / "ray" / name / "feedback.md").is_file()
         assert (tmp_path / "ray" / name / "runner.log").is_file()  # the grading's logs come back with its results
+
+
+def test_a_jobs_own_secret_and_tests_reach_the_cluster(ray_cluster, tmp_path):
+    """`autograder validate` grades jobs under their own secret, hidden tests only: on Ray exactly as here (the tests
+    listed, their scores and messages, which name the inputs the secret drew; another secret draws others)."""
+    script = f"""
+import json, sys
+from pathlib import Path
+from autograder import batch
+source, out = Path({str(REPO / "examples" / "masking" / "partly_wrong")!r}), Path({str(tmp_path)!r})
+job = batch.Job("partly_wrong", source, "masking", secret="another-term", hidden_only=True, skip_tags=("runtime",))
+graded = [batch.grade_all([job], out / "ray", engine="ray", address=sys.argv[1], progress=False)[0],
+          batch.grade_all([job], out / "local", progress=False)[0],
+          batch.grade_all([batch.Job("partly_wrong", source, "masking", hidden_only=True, skip_tags=("runtime",))],
+                          out / "committed", progress=False)[0]]
+print(json.dumps([[[t.number, t.score, t.output] for t in results.tests] for results in graded]))
+"""
+    run = subprocess.run([sys.executable, "-c", script, ray_cluster.address], capture_output=True, text=True,
+                         timeout=600, env=ENVIRONMENT)
+    assert run.returncode == 0, run.stderr[-3000:]
+    on_ray, local, committed = json.loads(run.stdout.splitlines()[-1])
+    assert on_ray == local
+    assert {number for number, _, _ in local} == {number for number, _, _ in committed}, "the hidden tests only"
+    assert local != committed, "another secret draws other inputs"
 
 
 def test_killed_workers(ray_cluster, tmp_path):
