@@ -32,7 +32,10 @@ SAME_RESULTS = textwrap.dedent("""
         "def run():\\n"
         "    g = torch.Generator().manual_seed(0)\\n"
         "    a = torch.randn(512, 512, generator=g, dtype=torch.float64)\\n"
-        "    return (a @ a.T).sum(dim=0)[:8].tolist(), torch.get_num_threads()\\n")
+        "    return (a @ a.T).sum(dim=0)[:8].tolist(), torch.get_num_threads()\\n"
+        "def frozen():\\n"
+        "    import gc\\n"
+        "    return gc.get_freeze_count()\\n")
     answers = {}
     for mode in ("warm", "cold"):
         if mode == "warm":
@@ -41,6 +44,7 @@ SAME_RESULTS = textwrap.dedent("""
             sandbox.close_zygote()  # workers start cold from here on
         student = Student(folder, [{"name": "heavy"}], Limits(threads=2), Isolation.detect())
         answers[mode] = student.heavy.run()
+        answers[mode + " frozen"] = student.heavy.frozen()
         answers[mode + " forked"] = type(student._sandbox.process).__name__ == "Forked"
         student.close()
     print(json.dumps(answers))
@@ -52,6 +56,8 @@ def test_a_forked_worker_computes_what_a_started_one_does():
                                         check=True).stdout)
     assert answers["warm forked"] and not answers["cold forked"]
     assert answers["warm"] == answers["cold"] and answers["warm"][1] == 2
+    # What the zygote held is frozen in the worker: its collections leave the pages it shares with the zygote alone.
+    assert answers["warm frozen"] > 0 and answers["cold frozen"] == 0
 
 
 @pytest.mark.parametrize("setup", [
