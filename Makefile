@@ -25,14 +25,16 @@ demo: $(STAMP)
 
 # The class report's test drives Debian's Chromium; installed here when we are root, skipped (with a message) when not.
 # The tests run $(JOBS) at a time, a test file per process, their threads waiting passively as side-by-side gradings'
-# do; those marked `alone` count sandbox processes and files machine-wide, so they run afterwards, by themselves.
+# do, files marked slow first (tests/conftest.py; xdist would order files by their number of tests); those marked
+# `alone` count sandbox processes and files machine-wide, so they run afterwards, by themselves.
 test: $(STAMP) lint
 	@command -v chromium >/dev/null || [ "$$(id -u)" != 0 ] || apt-get install -y -qq chromium chromium-driver \
 		>/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null) \
 		|| echo "note: could not install chromium; tests/test_report.py skips its browser test"
 	$(BIN)/autograder build --check
 	$(BIN)/autograder validate --jobs $(JOBS)
-	OMP_WAIT_POLICY=PASSIVE $(BIN)/python -m pytest tests -m "not alone" -n $(JOBS) --dist loadfile --durations=15
+	OMP_WAIT_POLICY=PASSIVE $(BIN)/python -m pytest tests -m "not alone" -n $(JOBS) --dist loadfile \
+		--no-loadscope-reorder --durations=15
 	$(BIN)/python -m pytest tests -m alone --durations=5
 
 lint: $(STAMP)

@@ -17,6 +17,12 @@ MASKING = assignments.load("masking")
 POSITIONS = assignments.load("positions")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Files marked slow first, in their own order: make test runs the files two at a time (pytest-xdist,
+    ``--dist loadfile``), and a long file left for last keeps one process busy while the other has nothing to do."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 def reference_with(tmp: Path, name: str, appended: str = "", *, replace: str | None = None) -> Path:
     """A masking submission folder: the reference with ``appended`` code (later definitions win),
     or exactly ``replace`` when given."""

@@ -26,6 +26,8 @@ from autograder import batch, cli, notebooks, trusted_import
 from autograder.grading import Parts
 from autograder.suites.attention import common, properties
 
+pytestmark = pytest.mark.slow
+
 ATTENTION = assignments.load("attention")
 MASTER = ATTENTION.solution_dir / "attention.ipynb"
 STUDENT = ATTENTION.skeleton_dir / "attention.ipynb"

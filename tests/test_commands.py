@@ -10,11 +10,14 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 from conftest import MASKING, REPO, find_test, reference_with
 
 from autograder import cli
 from autograder.results import Results, TestResult, points
 from autograder.validate import _judge, _judge_secret, _unnamed
+
+pytestmark = pytest.mark.slow
 
 GRADESCOPE_TEST_KEYS = {"name", "number", "score", "max_score", "status", "output", "visibility", "tags",
                         "extra_data"}

@@ -22,6 +22,8 @@ from autograder import assignment as assignments
 from autograder import cli, dist, handin, leaks, notebooks
 from autograder.assignment import CANARY
 
+pytestmark = pytest.mark.slow
+
 ASSIGNMENTS = assignments.names()
 
 

@@ -23,6 +23,8 @@ from autograder import assignment as assignments
 from autograder import cli, dist, gradescope
 from autograder.results import Results, TestResult
 
+pytestmark = pytest.mark.slow
+
 ASSIGNMENTS = assignments.names()
 METADATA = {
     "id": 4242, "created_at": "2030-03-01T10:00:00.000000-08:00",

@@ -24,6 +24,8 @@ from autograder import batch
 from autograder.build import _same, same_store
 from autograder.oracle import read_store
 
+pytestmark = pytest.mark.slow
+
 OTHER_CPU = {"ATEN_CPU_CAPABILITY": "default", "MKL_ENABLE_INSTRUCTIONS": "SSE4_2"}
 # The reference's values are computed in the grading process: record them with two threads more than the assignment's.
 RECORD = ("import sys, torch; import autograder.runner as runner; "

@@ -28,6 +28,8 @@ from autograder.gradescope import Student, students
 from autograder.mutants import Mutant
 from autograder.results import Results
 
+pytestmark = pytest.mark.slow
+
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 NAMES = {"1": "Ada Lovelace", "2": "Alan Turing", "3": "Grace Hopper", "4": "Edsger Dijkstra"}
 SECTIONS = ("scores", "tests", "mistakes", "figures", "not-graded", "similarity")

@@ -17,6 +17,8 @@ from conftest import MASKING, reference_with
 from autograder import batch, protocol
 from autograder.sandbox import Isolation, Limits, Sandbox, SandboxError
 
+pytestmark = pytest.mark.slow
+
 # Run in a fresh interpreter: warm_up needs a process that runs one thread, which pytest's is not always.
 SAME_RESULTS = textwrap.dedent("""
     import json, os, sys, tempfile
