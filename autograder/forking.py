@@ -11,7 +11,7 @@ parent-death signal.
 
 Before serving, the zygote freezes what it holds (``gc.freeze``): a child's garbage collections then never walk the
 zygote's objects, whose headers they would write, copying every page of the heap that a fork shares (torch's and
-pytest's modules; README, Grading, for what that cost).
+pytest's modules; README, Instructor workflow, for what that cost).
 
 A fork is safe only before a thread pool or a CUDA context exists: the zygote refuses to fork when its process has
 a second thread or torch has initialised CUDA (``fork_ready``). The grader's processes keep OpenBLAS to one thread
