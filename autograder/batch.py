@@ -78,7 +78,8 @@ class EngineError(Exception):
 class Job:
     """One submission to grade; ``skip_tags``: tags of tests not to run for it (see ``runner.grade_one``); ``secret``:
     the hidden seed to grade under instead of the term's, with ``hidden_only`` (``autograder validate`` draws the
-    hidden tests' inputs under fresh secrets)."""
+    hidden tests' inputs under fresh secrets); ``public_only`` and ``oracle``: the job's own, whatever the batch's
+    (validate grades its whole matrix in one batch). ``name`` may hold folders: its results go to ``out/name``."""
 
     name: str
     source: Path
@@ -87,6 +88,8 @@ class Job:
     skip_tags: tuple[str, ...] = ()
     secret: str | None = None
     hidden_only: bool = False
+    public_only: bool = False
+    oracle: str | None = None
 
 
 def detect(path: Path) -> str | None:
@@ -428,8 +431,8 @@ def grade_job(job: Job, out_dir: Path, *, public_only: bool = False, oracle: str
     assignment = assignments.load(job.assignment)
     tags = list(dict.fromkeys((*skip_tags, *job.skip_tags)))
     spec = {"assignment": job.assignment, "submission": os.path.abspath(job.source), "out": os.path.abspath(out_dir),
-            "name": job.name, "oracle": oracle, "public_only": public_only, "hidden_only": job.hidden_only,
-            "skip_tags": tags}
+            "name": job.name, "oracle": job.oracle or oracle, "public_only": public_only or job.public_only,
+            "hidden_only": job.hidden_only, "skip_tags": tags}
     secret = next((s for s in (job.secret, secret, os.environ.get(SECRET_ENV)) if s is not None), None)
     if secret is not None:
         spec["secret"] = secret

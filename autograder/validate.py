@@ -32,29 +32,37 @@ FRESH_SKIP_TAGS = ("retraining", "runtime")
 
 
 def validate(names: list[str], out: Path, workers: int, engine: str = "local", address: str | None = None) -> bool:
-    """Validate each assignment in ``names`` (results under ``out``), grading with ``engine`` (``batch.grade_all``)."""
+    """Validate each assignment in ``names`` (results under ``out``), grading with ``engine`` (``batch.grade_all``).
+
+    Each reference is graded alone first: its timed tests (runtime ratios, retraining within a budget measured on an
+    idle machine) must not share the cores with another grading (oversubscribed threads run many times slower).
+    Everything else, of every assignment, is then one batch, the assignments whose reference took longest first: a
+    batch per assignment and kind waited for its slowest grading while the other cores had nothing to do.
+    """
     cluster = {"engine": engine, "address": address}
-    console = Console()
-    ok = True
+    subjects = {}
     for name in names:
         assignment = assignments.load(name)
         catalogue = mutants.catalog(assignment)
-        jobs = _jobs(assignment, catalogue, out / name / "subjects")
-        # The reference alone first: its timed tests (runtime ratios, retraining within a budget measured on an
-        # idle machine) must not share the cores with another grading (oversubscribed threads run many times slower).
-        full = [*batch.grade_all(jobs[:1], out / name / "graded", workers=1, oracle="live", progress=False, **cluster),
-                *batch.grade_all(jobs[1:], out / name / "graded", workers=workers, oracle="live", progress=False,
-                                 **cluster)]
-        public = batch.grade_all(jobs[:2], out / name / "replayed", workers=workers, public_only=True,
-                                 oracle="replay", progress=False, **cluster)
-        problems = _judge(full, public) + _unnamed(full[2:], catalogue)
-        if assignment.hidden_dir.is_dir():
-            for number, secret in enumerate(FRESH_SECRETS):
-                fresh = [dataclasses.replace(job, secret=secret, hidden_only=True, skip_tags=FRESH_SKIP_TAGS)
-                         for job in jobs]
-                graded = batch.grade_all(fresh, out / name / f"fresh-{number + 1}", workers=workers,
-                                         oracle="verdicts", progress=False, **cluster)
-                problems += _judge_secret(secret, full, graded)
+        subjects[name] = assignment, catalogue, _jobs(assignment, catalogue, out / name / "subjects")
+    references = {name: batch.grade_all([_named(jobs[0], name, "graded")], out, workers=1, oracle="live",
+                                        progress=False, **cluster)[0] for name, (_, _, jobs) in subjects.items()}
+    runs = {name: _runs(name, assignment, jobs) for name, (assignment, _, jobs) in subjects.items()}
+    order = sorted(names, key=lambda name: -references[name].execution_time)
+    everything = [job for name in order for kind in runs[name].values() for job in kind]
+    graded = iter(batch.grade_all(everything, out, workers=workers, oracle="live", progress=False, **cluster))
+    collected = {name: {kind: [_short(next(graded)) for _ in jobs] for kind, jobs in runs[name].items()}
+                 for name in order}
+    console = Console()
+    ok = True
+    for name in names:
+        _, catalogue, _ = subjects[name]
+        results = collected[name]
+        full = [_short(references[name]), *results.pop("graded")]
+        problems = _judge(full, results.pop("replayed")) + _unnamed(full[2:], catalogue)
+        for number, secret in enumerate(FRESH_SECRETS):
+            if f"fresh-{number + 1}" in results:
+                problems += _judge_secret(secret, full, results[f"fresh-{number + 1}"])
         print(_matrix(name, full))
         for problem in problems:
             console.print(f"[red]FAIL[/red] {name}: {problem}")
@@ -75,6 +83,30 @@ def _jobs(assignment: assignments.Assignment, catalogue: list[mutants.Mutant], f
     return [batch.Job("reference", assignment.solution_dir, name), batch.Job("skeleton", assignment.skeleton_dir, name),
             *(batch.Job(f"mutant-{mutant.name}", mutant.materialize(folder / mutant.name), name,
                         skip_tags=MUTANT_SKIP_TAGS + (() if mutant.slow else ("runtime",))) for mutant in catalogue)]
+
+
+def _runs(name: str, assignment: assignments.Assignment, jobs: list[batch.Job]) -> dict[str, list[batch.Job]]:
+    """What is graded after the reference, by kind (its results' folder): the skeleton and the mutants with every
+    test; the reference and the skeleton with the public tests and the recorded expectations students use; every
+    subject's hidden tests under each fresh secret."""
+    runs = {"graded": [_named(job, name, "graded") for job in jobs[1:]],
+            "replayed": [_named(job, name, "replayed", public_only=True, oracle="replay") for job in jobs[:2]]}
+    if assignment.hidden_dir.is_dir():
+        for number, secret in enumerate(FRESH_SECRETS):
+            runs[f"fresh-{number + 1}"] = [_named(job, name, f"fresh-{number + 1}", secret=secret, hidden_only=True,
+                                                  skip_tags=FRESH_SKIP_TAGS, oracle="verdicts") for job in jobs]
+    return runs
+
+
+def _named(job: batch.Job, name: str, kind: str, **changes) -> batch.Job:
+    """``job`` graded into ``<name>/<kind>/<its name>`` of validate's folder, with ``changes``."""
+    return dataclasses.replace(job, name=f"{name}/{kind}/{job.name}", **changes)
+
+
+def _short(results: Results) -> Results:
+    """``results`` under the subject's own name (reference, skeleton, mutant-...), as the matrix and problems say."""
+    results.submission = results.submission.rpartition("/")[2]
+    return results
 
 
 def _judge(full: list[Results], public: list[Results]) -> list[str]:

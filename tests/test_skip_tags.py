@@ -69,7 +69,7 @@ def validated_jobs(tmp_path, monkeypatch) -> list[batch.Job]:
 
     def fake_grade_all(jobs, out, **options):
         graded.extend(jobs)
-        return [_results(job.name, [(0, 1) if job.name != "reference" else (1, 1)]) for job in jobs]
+        return [_results(job.name, [(1, 1) if job.name.endswith("/reference") else (0, 1)]) for job in jobs]
 
     monkeypatch.setattr(batch, "grade_all", fake_grade_all)
     monkeypatch.setattr(validate, "_unnamed", lambda graded, catalogue: [])  # these results name no mistake
@@ -78,7 +78,8 @@ def validated_jobs(tmp_path, monkeypatch) -> list[batch.Job]:
 
 
 def test_validate_skips_retraining_for_mutants_only_and_runtime_for_all_but_slow_ones(validated_jobs):
-    subjects = {job.name: job.skip_tags for job in validated_jobs if job.secret is None}
+    subjects = {job.name.removeprefix("masking/graded/"): job.skip_tags for job in validated_jobs
+                if job.name.startswith("masking/graded/")}
     assert subjects.pop("reference") == subjects.pop("skeleton") == ()
     assert "retraining" in validate.MUTANT_SKIP_TAGS
     for slow in ("mutant-attention_python_loops", "mutant-broadcast_instead_of_matmul"):
@@ -88,6 +89,35 @@ def test_validate_skips_retraining_for_mutants_only_and_runtime_for_all_but_slow
 
 def test_validate_draws_the_hidden_tests_again_under_fresh_secrets(validated_jobs):
     fresh = [job for job in validated_jobs if job.secret is not None]
+    graded = [job for job in validated_jobs if job.name.startswith("masking/graded/")]
     assert {job.secret for job in fresh} == set(validate.FRESH_SECRETS)
-    assert len(fresh) == len(validate.FRESH_SECRETS) * len({job.name for job in validated_jobs if job.secret is None})
+    assert len(fresh) == len(validate.FRESH_SECRETS) * len(graded)
     assert all(job.hidden_only and "runtime" in job.skip_tags and "retraining" in job.skip_tags for job in fresh)
+    assert all(job.oracle == "verdicts" and job.name.startswith("masking/fresh-") for job in fresh)
+
+
+def test_validate_replays_the_reference_and_skeleton_with_the_public_tests(validated_jobs):
+    replayed = [job for job in validated_jobs if "/replayed/" in job.name]
+    assert [job.name for job in replayed] == ["masking/replayed/reference", "masking/replayed/skeleton"]
+    assert all(job.public_only and job.oracle == "replay" and job.secret is None for job in replayed)
+
+
+def test_a_jobs_own_oracle_and_public_only_win_over_the_batchs(tmp_path):
+    """What the runner is asked (its job on stdin): the job's own choices, else the batch's."""
+    asked = []
+
+    class Runners:
+        stopping = False
+
+        def start(self, spec, log):
+            asked.append(spec)
+            return type("Done", (), {"pid": 0, "returncode": 0, "wait": lambda self, timeout=None: 0})()
+
+        def finish(self, process):
+            pass
+
+    source = REPO / "solutions" / "masking"
+    for job in (batch.Job("own", source, "masking", public_only=True, oracle="replay"),
+                batch.Job("batch's", source, "masking")):
+        batch.grade_job(job, tmp_path / job.name, oracle="verdicts", runners=Runners())
+    assert [(spec["public_only"], spec["oracle"]) for spec in asked] == [(True, "replay"), (False, "verdicts")]
