@@ -49,10 +49,12 @@ def validate(names: list[str], out: Path, workers: int, engine: str = "local", a
                                         progress=False, **cluster)[0] for name, (_, _, jobs) in subjects.items()}
     runs = {name: _runs(name, assignment, jobs) for name, (assignment, _, jobs) in subjects.items()}
     order = sorted(names, key=lambda name: -references[name].execution_time)
-    everything = [job for name in order for kind in runs[name].values() for job in kind]
-    graded = iter(batch.grade_all(everything, out, workers=workers, oracle="live", progress=False, **cluster))
-    collected = {name: {kind: [_short(next(graded)) for _ in jobs] for kind, jobs in runs[name].items()}
-                 for name in order}
+    everything = [(name, kind, job) for name in order for kind, jobs in runs[name].items() for job in jobs]
+    graded = batch.grade_all([job for _, _, job in everything], out, workers=workers, oracle="live", progress=False,
+                             **cluster)
+    collected = {name: {kind: [] for kind in runs[name]} for name in names}
+    for (name, kind, _), results in zip(everything, graded, strict=True):
+        collected[name][kind].append(_short(results))
     console = Console()
     ok = True
     for name in names:
