@@ -3,7 +3,9 @@
 Each worker runs as a uid leased from a pool (``UidLease``, held through a lock file while the worker lives). A
 uid is swept when it is leased and when it is given back: every process it owns is killed, its files in the
 machine's world-writable folders and its System V IPC objects are removed. Uids are handed out round-robin, and
-the sweep makes sure that nothing passes from one submission to the next even when one comes back.
+the sweep makes sure that nothing passes from one submission to the next even when one comes back. The pool is
+61000-61511 unless ``AUTOGRADER_UIDS`` names another range (``first-last``): graders on one machine with disjoint
+ranges never lease, sweep or count each other's uids (make test runs its isolation tests beside the others that way).
 
 What the grader holds is kept from every sandbox uid by mode bits, whether or not namespaces also hide it, so that
 each layer is enough alone: the checkout's folders other than the virtual environment (``protect_checkout``: the
@@ -24,12 +26,25 @@ import sys
 import time
 from pathlib import Path
 
-UID_POOL = range(61000, 61512)
+UIDS_ENV = "AUTOGRADER_UIDS"
 WORLD_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 IPC_RMID = 0
 LOCK_DIR = Path("/tmp/autograder-uids")  # one pool per machine, whatever a grading's TMPDIR
 
 log = logging.getLogger("autograder")
+
+
+def _pool(text: str | None) -> range:
+    """The uid range ``AUTOGRADER_UIDS`` names (``first-last``), by default 61000-61511."""
+    if not text:
+        return range(61000, 61512)
+    first, _, last = text.partition("-")
+    if not (first.isdigit() and last.isdigit() and 1000 <= int(first) <= int(last) < 2**31 - 1):
+        raise SystemExit(f"{UIDS_ENV}={text!r}: give a range of uids no account uses, as first-last (61000-61511)")
+    return range(int(first), int(last) + 1)
+
+
+UID_POOL = _pool(os.environ.get(UIDS_ENV))
 
 
 class UidLease:
@@ -62,7 +77,7 @@ class UidLease:
 def sweep_free() -> None:
     """Sweep every uid of the pool that was used and is not leased now (its holder died without giving it back)."""
     for lock in sorted(LOCK_DIR.glob("*.lock")):
-        if not lock.stem.isdigit():
+        if not lock.stem.isdigit() or int(lock.stem) not in UID_POOL:
             continue
         with contextlib.suppress(OSError), open(lock, "w") as handle:
             try:
@@ -73,8 +88,8 @@ def sweep_free() -> None:
 
 
 def _next_start() -> int:
-    """Where the round-robin over the pool starts: one past the last uid handed out (kept in a file)."""
-    counter = LOCK_DIR / "next"
+    """Where the round-robin over the pool starts: one past the last uid handed out (kept in a file per pool)."""
+    counter = LOCK_DIR / f"next-{UID_POOL.start}-{UID_POOL.stop - 1}"
     with open(counter, "a+") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         handle.seek(0)

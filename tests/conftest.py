@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -53,3 +57,19 @@ def results_file(out: Path, name: str) -> dict:
 
 is_root = os.geteuid() == 0
 needs_root = pytest.mark.skipif(not is_root, reason="isolation from other users needs a root grader")
+
+
+@contextlib.contextmanager
+def private_tmp() -> Iterator[Path]:
+    """A folder in /tmp of this test's own, as TMPDIR and tempfile's folder within the block: what the graders started
+    there leave behind is the test's to find, whatever runs beside it. Mode 0711, as sandbox uids pass through /tmp
+    to their own folders; removed afterwards."""
+    folder = Path(tempfile.mkdtemp(prefix="test-tmp-", dir="/tmp"))
+    os.chmod(folder, 0o711)
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("TMPDIR", str(folder))
+            patch.setattr(tempfile, "tempdir", str(folder))
+            yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 from catalogue import Case, load, write_base
-from conftest import REPO, needs_root
+from conftest import REPO, needs_root, private_tmp
 
 from autograder import assignment as assignments
 from autograder import batch, leaks, permissions
@@ -84,15 +84,14 @@ def _second_checkout(folder: Path, mode: str) -> Path:
     return copy
 
 
-def _leftovers(before: set[str]) -> list[str]:
-    """What appeared in the world-writable folders during the batch and is a sandbox uid's or the grader's, and the
-    System V IPC objects of sandbox uids."""
-    found = []
+def _leftovers(before: set[str], scratch: Path) -> list[str]:
+    """What the batch's graders left in their TMPDIR (``scratch``, the test's own); what appeared in the world-writable
+    folders during the batch and is a sandbox uid's; and the System V IPC objects of sandbox uids. The pool's uids are
+    this test's alone where make test gives its process a pool of its own (``AUTOGRADER_UIDS``)."""
+    found = [str(path) for path in scratch.iterdir()]
     for folder in permissions.WORLD_WRITABLE:
         for entry in os.scandir(folder):
-            if entry.path in before:
-                continue
-            if entry.stat(follow_symlinks=False).st_uid in permissions.UID_POOL or entry.name.startswith("autograder-"):
+            if entry.path not in before and entry.stat(follow_symlinks=False).st_uid in permissions.UID_POOL:
                 found.append(entry.path)
     for kind in ("shm", "msg", "sem"):
         lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
@@ -121,22 +120,23 @@ def graded(request, tmp_path_factory) -> Graded:
     for job in jobs:
         job.skip_tags = ("runtime",) if job.name in quick else ()
     try:
-        with pytest.MonkeyPatch.context() as patch:
+        with pytest.MonkeyPatch.context() as patch, private_tmp() as scratch:
             patch.setenv("AUTOGRADER_NAMESPACES", MODES[mode])
             patch.setenv("AUTOGRADER_SECRET", secret)
             Isolation.detect.cache_clear()
             assert Isolation.detect().mode == mode
             collected = batch.grade_all(jobs, base / "out", workers=2, progress=False, skip_tags=("retraining",))
+            time.sleep(1.0)  # anything still alive would have written again by now
+            processes = [pid for uid in permissions.UID_POOL for pid in permissions.processes_of(uid)]
+            files = _leftovers(before, scratch)
     finally:
         Isolation.detect.cache_clear()
         shutil.rmtree(copy, ignore_errors=True)
         listener.server.close()
-    time.sleep(1.0)  # anything still alive would have written again by now
     results = {r.submission: r for r in collected}
-    processes = [pid for uid in permissions.UID_POOL for pid in permissions.processes_of(uid)]
     graded = Graded(mode=mode, results={c.label: results[c.label] for c in CASES},
                     bases={key: results[path.name] for key, path in base_paths.items()}, out=base / "out",
-                    processes=processes, files=_leftovers(before), connections=list(listener.received), secret=secret)
+                    processes=processes, files=files, connections=list(listener.received), secret=secret)
     _write_table(graded)
     return graded
 

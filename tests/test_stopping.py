@@ -4,6 +4,7 @@ of a grading still leaves every collected test in its results, the maximum uncha
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import reference_with
+from conftest import private_tmp, reference_with
 
 pytestmark = [pytest.mark.slow, pytest.mark.alone]
 CLI = "import sys; from autograder.cli import main; sys.exit(main(sys.argv[1:]))"
@@ -43,22 +44,24 @@ def _zombies() -> set[int]:
 
 
 def _grading_processes(zombies_before: set[int]) -> list[psutil.Process]:
-    """Runners, zygotes and workers (a forked one keeps its zygote's command line), any sandbox uid's process, and
-    any zombie left to this process since ``zombies_before``; not this process's own runner zygotes (a batch graded
-    here keeps them)."""
+    """This process's descendants that are runners, zygotes or workers (a forked one keeps its zygote's command line)
+    or any sandbox uid's process, and any zombie left to this process since ``zombies_before``; not this process's own
+    runner zygotes (a batch graded here keeps them). Whatever a command started here and left is a descendant: this
+    process adopts orphans (``_adopting``), so other tests' gradings beside it are not counted."""
     from autograder import batch
     from autograder.permissions import UID_POOL
 
     ours = {zygote.pid for zygote in batch.ZYGOTES.values()}
     found = []
-    for process in psutil.process_iter(["cmdline", "uids", "ppid", "status"]):
-        command = " ".join(process.info["cmdline"] or [])
-        uid = process.info["uids"].real if process.info["uids"] else None
-        adopted = (process.info["ppid"] == os.getpid() and process.info["status"] == psutil.STATUS_ZOMBIE
-                   and process.pid not in zombies_before)
-        if process.pid not in ours and (any(f"autograder.{n}" in command for n in ("runner", "worker"))
-                                        or uid in UID_POOL or adopted):
-            found.append(process)
+    for process in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.NoSuchProcess):
+            command = " ".join(process.cmdline())
+            uid, status = process.uids().real, process.status()
+            adopted = (process.ppid() == os.getpid() and status == psutil.STATUS_ZOMBIE
+                       and process.pid not in zombies_before)
+            if process.pid not in ours and (any(f"autograder.{n}" in command for n in ("runner", "worker"))
+                                            or uid in UID_POOL or adopted):
+                found.append(process)
     return found
 
 
@@ -69,10 +72,6 @@ def _wait_for(condition, seconds: float) -> bool:
             return True
         time.sleep(0.2)
     return False
-
-
-def _scratch() -> set[str]:
-    return {p.name for p in Path("/tmp").glob("autograder-*") if p.name != "autograder-uids"}
 
 
 def _grading_started(out: Path) -> bool:
@@ -90,19 +89,19 @@ def _stop_while_grading(arguments: list[str], out: Path) -> tuple[int, float]:
     stopped = time.monotonic()
     process.send_signal(signal.SIGTERM)
     code = process.wait(timeout=60)
-    assert _wait_for(lambda: not _grading_processes(zombies), 20), [p.info for p in _grading_processes(zombies)]
+    assert _wait_for(lambda: not _grading_processes(zombies), 20), [str(p) for p in _grading_processes(zombies)]
     return code, time.monotonic() - stopped
 
 
 def test_sigterm_stops_a_batch_and_everything_it_started(tmp_path):
-    before = _scratch()
     for index in range(3):
         reference_with(tmp_path / "submissions", f"slow{index}", SLOW)
     out = tmp_path / "out"
-    code, seconds = _stop_while_grading(["grade", str(tmp_path / "submissions"), "--out", str(out), "--jobs", "2",
-                                         "--quiet"], out)
+    with private_tmp() as scratch:
+        code, seconds = _stop_while_grading(["grade", str(tmp_path / "submissions"), "--out", str(out), "--jobs", "2",
+                                             "--quiet"], out)
+        assert not list(scratch.iterdir()), "the batch's folders outlived it"
     assert code == 130 and seconds < 15
-    assert _scratch() <= before, "the batch's folders outlived it"
     stopped = [json.loads(path.read_text()) for path in out.glob("*/results.json")]
     assert stopped and all(data["extra_data"]["status"] == "incomplete: the grader was stopped" for data in stopped)
     assert all(data["extra_data"]["max_score"] == 55 for data in stopped), "every test is listed"
@@ -110,8 +109,10 @@ def test_sigterm_stops_a_batch_and_everything_it_started(tmp_path):
 
 
 def test_sigterm_stops_validate(tmp_path):
-    code, seconds = _stop_while_grading(["validate", "masking", "--jobs", "2", "--out", str(tmp_path / "validate")],
-                                        tmp_path / "validate")
+    with private_tmp() as scratch:
+        code, seconds = _stop_while_grading(["validate", "masking", "--jobs", "2", "--out",
+                                             str(tmp_path / "validate")], tmp_path / "validate")
+        assert not list(scratch.iterdir()), "validate's folders outlived it"
     assert code == 130 and seconds < 15
 
 

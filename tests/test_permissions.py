@@ -1,0 +1,56 @@
+"""The sandbox uid pool (``autograder.permissions``): a grader leases, sweeps and counts only the uids of its own pool,
+so two graders with disjoint pools (``AUTOGRADER_UIDS``) on one machine leave each other alone."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from conftest import needs_root
+
+from autograder import permissions
+
+POOL_OF_TWO = {**os.environ, "AUTOGRADER_UIDS": "62100-62101"}
+OUTSIDE = 62102  # a uid next to that pool, as another grader's worker would hold
+
+
+def _python(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], env=POOL_OF_TWO, capture_output=True, text=True, timeout=60)
+
+
+@needs_root
+def test_leases_come_from_the_pool_and_a_sweep_spares_other_pools():
+    """Two leases get the pool's two uids and a third is refused; sweeping the free uids of the pool does not kill a
+    process of a uid outside it, although that uid's lock file is there and free (a grader with the whole machine's
+    lock folder as its pool would sweep it)."""
+    other = subprocess.Popen(["sleep", "60"], user=OUTSIDE, group=OUTSIDE, extra_groups=[])
+    try:
+        run = _python(f"""
+import pathlib
+from autograder import permissions
+pathlib.Path(permissions.LOCK_DIR, "{OUTSIDE}.lock").touch()
+leases = [permissions.UidLease(), permissions.UidLease()]
+print(sorted(lease.uid for lease in leases))
+try:
+    permissions.UidLease()
+except RuntimeError as refused:
+    print(refused)
+for lease in leases:
+    lease.release()
+permissions.sweep_free()
+""")
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.splitlines() == ["[62100, 62101]", "all 2 sandbox uids are in use; lower --jobs"]
+        assert other.poll() is None, "a sweep killed a process of a uid outside its pool"
+    finally:
+        other.kill()
+        other.wait()
+        (permissions.LOCK_DIR / f"{OUTSIDE}.lock").unlink(missing_ok=True)
+
+
+def test_a_range_that_is_not_one_says_what_to_give():
+    for wrong in ("62100", "62101-62100", "0-10", "uids"):
+        run = subprocess.run([sys.executable, "-c", "import autograder.permissions"], capture_output=True, text=True,
+                             env={**os.environ, "AUTOGRADER_UIDS": wrong}, timeout=60)
+        assert run.returncode != 0 and "first-last (61000-61511)" in run.stderr, wrong
