@@ -29,7 +29,7 @@ from pathlib import Path
 UIDS_ENV = "AUTOGRADER_UIDS"
 WORLD_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 IPC_RMID = 0
-LOCK_DIR = Path("/tmp/autograder-uids")  # one pool per machine, whatever a grading's TMPDIR
+LOCK_DIR = Path("/tmp/autograder-uids")  # one per machine, for every pool, whatever a grading's TMPDIR
 
 log = logging.getLogger("autograder")
 
