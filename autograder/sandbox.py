@@ -254,6 +254,7 @@ class Sandbox:
         self.lease: permissions.UidLease | None = None
         self.private: Path | None = None
         self.worker_pid: int | None = None
+        self.elders: set[int] = set()
         self.answer: dict = {}
         self._requests = self._replies = -1
 
@@ -264,6 +265,7 @@ class Sandbox:
         if self.isolation.problem:
             raise SandboxError(self.isolation.problem)
         become_subreaper()  # a worker in a PID namespace outlives its parent outside it, and is re-parented here
+        self.elders = child_pids()  # this process's own (a caller's, the probe's): never the student's to reap
         self.private = Path(tempfile.mkdtemp(prefix="autograder-worker-"))
         (self.private / "tmp").mkdir()
         (self.private / "rootfs").mkdir()
@@ -405,7 +407,8 @@ class Sandbox:
         LIVE.discard(self.process.pid)
         if self.lease is not None:
             self.lease.kill_all()
-        reap_children(LIVE)  # a student's process that outlived its worker (as the worker's uid, or ours)
+        # A student's process that outlived its worker (as the worker's uid, or ours), re-parented here.
+        reap_children(LIVE | self.elders)
         for fd in (self._requests, self._replies):
             with contextlib.suppress(OSError):
                 os.close(fd)
@@ -456,6 +459,13 @@ def _reap_adopted(pid: int, seconds: float = 5.0) -> None:
     with contextlib.suppress(ChildProcessError):
         while os.waitpid(pid, os.WNOHANG)[0] == 0 and time.monotonic() < deadline:
             time.sleep(0.01)
+
+
+def child_pids() -> set[int]:
+    """The pids of this process's children."""
+    import psutil
+
+    return {child.pid for child in psutil.Process().children()}
 
 
 def reap_children(spared: set[int], seconds: float = 5.0) -> None:

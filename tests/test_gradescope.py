@@ -278,3 +278,15 @@ def test_namespaces_are_probed_and_can_be_turned_off():
         assert "file permissions only" in off
     else:
         assert on.startswith("limits not running as root") and off.startswith("limits not running as root")
+
+
+def test_probing_leaves_the_callers_own_processes_alone():
+    """The probe starts and stops a worker in the calling process, which reaps what a student left: never a process
+    the caller had started already (a library caller's, or an embedding service's)."""
+    code = ("import subprocess, psutil; from autograder.sandbox import Isolation; "
+            "child = subprocess.Popen(['sleep', '30']); Isolation.detect(); "
+            "print(psutil.Process(child.pid).status()); child.kill()")
+    for setting in ("", "0"):
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                             env={**os.environ, "AUTOGRADER_NAMESPACES": setting})
+        assert run.returncode == 0 and run.stdout.split() == ["sleeping"], (setting, run.stdout, run.stderr[-2000:])
