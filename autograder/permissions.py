@@ -21,6 +21,7 @@ import fcntl
 import logging
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import time
@@ -194,8 +195,12 @@ def protect(path: Path) -> bool:
 
 
 def hand_over(root: Path, uid: int) -> None:
-    """Give the staged copy ``root`` to ``uid`` (owner of every file, the folder mode 0700); its parent lets the uid
-    through without listing it."""
+    """Give the staged copy ``root`` to ``uid`` (owner of every file, the folder mode 0700); its parent, a folder of
+    the grader's own, lets the uid through without listing it. A parent every user may write (/tmp) is refused, not
+    changed: that chmod once made the machine's /tmp 0711 for every user, tests that rely on it included."""
+    if os.lstat(root.parent).st_mode & (stat.S_ISVTX | stat.S_IWOTH):
+        raise ValueError(f"{root} lies in {root.parent}, a folder every user may write: stage a submission in a folder "
+                         "of the grader's own (tempfile.mkdtemp()/submission)")
     for dirpath, dirnames, filenames in os.walk(root):
         for name in [dirpath, *(os.path.join(dirpath, n) for n in dirnames + filenames)]:
             os.lchown(name, uid, uid)

@@ -6,7 +6,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
+import pytest
 from conftest import needs_root
 
 from autograder import permissions
@@ -54,3 +57,21 @@ def test_a_range_that_is_not_one_says_what_to_give():
         run = subprocess.run([sys.executable, "-c", "import autograder.permissions"], capture_output=True, text=True,
                              env={**os.environ, "AUTOGRADER_UIDS": wrong}, timeout=60)
         assert run.returncode != 0 and "first-last (61000-61511)" in run.stderr, wrong
+
+
+@needs_root
+def test_a_submission_is_never_handed_over_in_a_folder_every_user_may_write(tmp_path):
+    """Handing over lets the uid through the staged copy's parent (0711): never a shared folder's mode to change."""
+    staged = Path(tempfile.mkdtemp(prefix="autograder-handover-", dir="/tmp"))
+    before = os.stat("/tmp").st_mode
+    try:
+        with pytest.raises(ValueError, match="a folder every user may write"):
+            permissions.hand_over(staged, permissions.UID_POOL[0])
+        os.chmod(tmp_path, 0o1777)
+        (tmp_path / "submission").mkdir()
+        with pytest.raises(ValueError, match="stage a submission in a folder of the grader's own"):
+            permissions.hand_over(tmp_path / "submission", permissions.UID_POOL[0])
+    finally:
+        staged.rmdir()
+    assert os.stat("/tmp").st_mode == before
+    assert os.stat(tmp_path).st_mode & 0o7777 == 0o1777

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 import textwrap
@@ -34,7 +33,8 @@ MODULE = textwrap.dedent("""
 
 
 def _measured_worker(folder: Path) -> Student:
-    os.chmod(folder, 0o711)  # the sandbox's uid (as root) must reach it, as in the runner
+    """A worker for MODULE staged in ``folder``, a new folder of the grader's (as a runner stages)."""
+    folder.mkdir()
     (folder / "measured.py").write_text(MODULE)
     return Student(folder, [{"name": "measured"}], Limits(memory_mb=2048), Isolation.detect())
 
@@ -42,7 +42,7 @@ def _measured_worker(folder: Path) -> Student:
 @pytest.fixture(scope="module")
 def worker():
     folder = Path(tempfile.mkdtemp(prefix="autograder-measured-"))
-    student = _measured_worker(folder)
+    student = _measured_worker(folder / "submission")
     yield student
     student.close()
     shutil.rmtree(folder, ignore_errors=True)
@@ -155,7 +155,7 @@ def test_side_by_side_gradings_wait_passively(tmp_path, monkeypatch):
 
     monkeypatch.setenv("OMP_WAIT_POLICY", "PASSIVE")
     folder = Path(tempfile.mkdtemp(prefix="autograder-measured-"))  # the sandbox's uid cannot reach tmp_path
-    student = _measured_worker(folder)
+    student = _measured_worker(folder / "submission")
     try:
         assert student.measured.wait_policy() == "PASSIVE"
     finally:
