@@ -49,7 +49,7 @@ from autograder.results import Results, TestResult, atomic_write, points
 from autograder.sandbox import COLD_ENV, Isolation, become_subreaper, child_pids, reap_children
 from autograder.submission import unreadable_zip
 
-ZYGOTES: dict[tuple, forking.Zygote] = {}  # the runner zygotes, by (side by side, isolation mode)
+ZYGOTES: dict[tuple, forking.Zygote] = {}  # the runner zygotes, by (side by side, isolation mode, Landlock ABI)
 
 SEARCH_DEPTH = 3
 HARD_LIMIT_MARGIN = 120.0
@@ -297,8 +297,7 @@ class Runners:
         """The runners' environment: the term's secret is not in it (it travels in the job, on stdin)."""
         env = {name: value for name, value in os.environ.items() if name != SECRET_ENV}
         env["TMPDIR"] = str(self.scratch)
-        if self.isolation.privileged:  # the runners need not probe again
-            env["AUTOGRADER_NAMESPACES"] = "1" if self.isolation.mode == "namespaces" else "0"
+        env.update(self.isolation.environment())  # the runners need not probe again
         if self.side_by_side:
             env["OMP_WAIT_POLICY"] = "PASSIVE"
         return env
@@ -308,7 +307,7 @@ class Runners:
         follows the thread that starts it); None to start runners cold."""
         if os.environ.get(COLD_ENV) == "1":
             return None
-        key = (self.side_by_side, self.isolation.mode)
+        key = (self.side_by_side, self.isolation.mode, self.isolation.landlock)
         zygote = ZYGOTES.get(key)
         if zygote is None or zygote.process.poll() is not None:
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)

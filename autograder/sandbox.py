@@ -42,6 +42,9 @@ PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG = 36, 1
 LIVE: set[int] = set()  # the pids of the workers (and the worker zygote) this process started and has not stopped
 ZYGOTE: forking.Zygote | None = None  # this process's worker zygote (warm_up), where workers are forked
 COLD_ENV = "AUTOGRADER_COLD"  # "1": start every runner and worker as a new interpreter (to compare with warm)
+NAMESPACES_ENV = "AUTOGRADER_NAMESPACES"  # "0": no namespaces; "1": a probe found them
+LANDLOCK_ENV = "AUTOGRADER_LANDLOCK"  # "0": no Landlock layer; N: a probe found Landlock ABI N
+PROBE = -1  # Isolation.landlock while it is being probed: apply what the kernel offers and say what
 START_SECONDS = 120.0  # for the worker to confine itself and import torch (seconds on an idle machine)
 
 
@@ -102,23 +105,34 @@ class SandboxError(Exception):
 
 @dataclass(frozen=True)
 class Isolation:
-    """How workers are confined here: ``namespaces``, ``permissions`` or ``limits``; ``problem`` says why student
-    code cannot run at all (an interpreter the sandbox uids cannot read, in ``permissions`` mode)."""
+    """How workers are confined here: ``namespaces``, ``permissions`` or ``limits``, and ``landlock``, the Landlock ABI
+    of the allow-list every worker then enforces in any mode (0: none); ``problem`` says why student code cannot run
+    at all (an interpreter the sandbox uids cannot read, in ``permissions`` mode)."""
 
     mode: str = "limits"
     problem: str = ""
+    landlock: int = 0
 
     @classmethod
     @functools.cache
     def detect(cls) -> Isolation:
-        """Probe once per process: namespaces unless ``AUTOGRADER_NAMESPACES=0`` or the kernel refuses them
-        (``AUTOGRADER_NAMESPACES=1`` says a probe already succeeded)."""
-        if os.geteuid() != 0:
-            return cls("limits")
-        setting = os.environ.get("AUTOGRADER_NAMESPACES")
-        if setting == "1" or setting != "0" and _probe(cls("namespaces")).get("ready"):
-            return cls("namespaces")
-        answer = _probe(cls("permissions"))
+        """Probe once per process: namespaces as root unless ``AUTOGRADER_NAMESPACES=0`` or the kernel refuses them,
+        and Landlock unless ``AUTOGRADER_LANDLOCK=0`` or the kernel (or a container's seccomp profile) refuses it (as
+        root the probe's worker shows that it holds; without root a worker that cannot enforce it fails to start). A
+        runner is told what its batch found (``AUTOGRADER_NAMESPACES=1``, ``AUTOGRADER_LANDLOCK=ABI``) and does not
+        probe again."""
+        found = os.environ.get(LANDLOCK_ENV, "")
+        landlock = int(found) if found.isdigit() else PROBE
+        if os.geteuid() != 0:  # no probe (a student's `check` waits for it): the kernel's word, and workers enforce it
+            return cls("limits", landlock=_kernel_landlock() if landlock == PROBE else landlock)
+        setting = os.environ.get(NAMESPACES_ENV)
+        if setting == "1" and landlock != PROBE:
+            return cls("namespaces", landlock=landlock)
+        if setting != "0":
+            answer = _probe(cls("namespaces", landlock=landlock))
+            if answer.get("ready"):
+                return cls("namespaces", landlock=answer.get("landlock", 0))
+        answer = _probe(cls("permissions", landlock=landlock))
         if not answer.get("ready") or answer.get("unreadable"):
             paths = ", ".join(answer.get("unreadable") or []) or answer.get("error", "the probe failed")
             return cls("permissions", problem=(
@@ -126,19 +140,36 @@ class Isolation:
                 f"interpreter ({paths}): use a Python that every user can read (/usr/bin/python3.11, or one under "
                 "/opt, as Gradescope's setup.sh installs) for the virtual environment, or a machine that allows "
                 "namespaces"))
-        return cls("permissions")
+        return cls("permissions", landlock=answer.get("landlock", 0))
+
+    def environment(self) -> dict[str, str]:
+        """What a process started to grade (a runner) is told, so that it need not probe again."""
+        env = {LANDLOCK_ENV: str(self.landlock)}
+        if self.privileged:
+            env[NAMESPACES_ENV] = "1" if self.mode == "namespaces" else "0"
+        return env
 
     @property
     def privileged(self) -> bool:
         return self.mode != "limits"
 
     def note(self) -> str:
+        landlock = f"Landlock ABI {self.landlock}"
         if self.mode == "namespaces":
             return ("isolated: own uid, a private file system holding only the interpreter and the submission, "
-                    "private /tmp, no network")
+                    "private /tmp, no network" + (f"; the same allow-list enforced again by {landlock}"
+                                                   if self.landlock else ""))
+        if self.mode == "permissions" and self.landlock:
+            return (f"own uid, resource limits and an allow-list of files ({landlock}: the interpreter, the submission "
+                    "and a private /tmp; no TCP, no signals out), but no namespaces on this machine: /dev/shm is "
+                    "shared and UDP reachable")
         if self.mode == "permissions":
             return ("own uid and resource limits, but no namespaces on this machine: what student code must not "
                     "read is protected by file permissions only, and files other users can read are readable")
+        if self.landlock:
+            return (f"not running as root: student code runs as your user, with resource limits and an allow-list of "
+                    f"files ({landlock}: the interpreter, the submission and a private /tmp; no TCP, no signals "
+                    "out); grade untrusted submissions as root (or on Gradescope) for full isolation")
         return ("not running as root: student code runs as your user with resource limits only; "
                 "grade untrusted submissions as root (or on Gradescope) for full isolation")
 
@@ -315,6 +346,7 @@ class Sandbox:
         if self.lease is None:  # the worker shares the user's process count: allow what exists plus the limit
             limits["processes"] = self.limits.processes + _user_task_count()
         return {"mode": self.isolation.mode, "uid": self.lease.uid if self.lease else None,
+                "landlock": self.isolation.landlock,
                 "workdir": str(self.root), "tmpdir": str(self.private / "tmp"),
                 "rootfs": str(self.private / "rootfs"), "tmp_mb": self.limits.tmp_mb, "limits": limits}
 
@@ -438,6 +470,16 @@ def _probe(isolation: Isolation) -> dict:
             return {"ready": False, "error": str(exc)}
         finally:
             sandbox.close()
+
+
+def _kernel_landlock() -> int:
+    """The running kernel's Landlock ABI, 0 where it has none (or a seccomp profile refuses the call)."""
+    import landlockpy
+
+    try:
+        return landlockpy.abi_version()
+    except OSError:
+        return 0
 
 
 def _user_task_count() -> int:

@@ -16,6 +16,7 @@ import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import landlockpy
 import pytest
 from conftest import REPO, is_root
 
@@ -266,18 +267,27 @@ def test_the_worker_finds_the_harness_with_python_dash_i(tmp_path):
     assert found.strip() == str(REPO / "autograder" / "worker" / "__init__.py")
 
 
-def test_namespaces_are_probed_and_can_be_turned_off():
+def test_namespaces_and_landlock_are_probed_and_can_be_turned_off():
     """Where a container refuses namespaces the worker still runs as its own uid, protected by permissions (which the
-    Gradescope driver sets); the isolation note in every results file says which mode graded."""
-    code = "from autograder.sandbox import Isolation; i = Isolation.detect(); print(i.mode, i.note())"
-    on = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    off = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={**os.environ, "AUTOGRADER_NAMESPACES": "0"}).stdout
+    Gradescope driver sets) and by Landlock where the kernel allows it; the isolation note in every results file says
+    which mode graded."""
+    code = "from autograder.sandbox import Isolation; i = Isolation.detect(); print(i.mode, i.landlock, i.note())"
+
+    def detect(**env) -> str:
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                              env={**os.environ, **env}).stdout
+
+    on, off, alone = detect(), detect(AUTOGRADER_NAMESPACES="0"), detect(AUTOGRADER_NAMESPACES="0",
+                                                                        AUTOGRADER_LANDLOCK="0")
+    landlock = int(on.split()[1])
     if is_root:
-        assert on.startswith("namespaces isolated: own uid") and off.startswith("permissions own uid")
-        assert "file permissions only" in off
+        assert on.startswith("namespaces") and "isolated: own uid" in on and off.startswith("permissions")
+        assert alone.startswith("permissions 0 own uid") and "file permissions only" in alone
+        assert ("allow-list of files (Landlock ABI" in off) == (landlock > 0) == ("file permissions only" not in off)
     else:
-        assert on.startswith("limits not running as root") and off.startswith("limits not running as root")
+        assert on.startswith("limits") and off.startswith("limits") and "not running as root" in on
+        assert alone.startswith("limits 0 not running as root") and "resource limits only" in alone
+    assert landlock == (landlockpy.abi_version() if landlockpy.supported() else 0)
 
 
 def test_probing_leaves_the_callers_own_processes_alone():

@@ -4,7 +4,7 @@
 reply pipe: ``{"pid": N}`` (the worker as the grader sees it), then ``{"ready": true}`` once
 the worker is confined and can import the submission, or ``{"ready": false, "error": ...}`` when the sandbox could
 not be set up (a grader problem). A probe (``spec["probe"]``) stops after the handshake and reports what of the
-interpreter the confined worker cannot read.
+interpreter the confined worker cannot read, and the Landlock ABI it enforced (0: none, or one that did not work).
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ def run(requests: int, replies: int) -> None:
         protocol.write_frame(replies, {"ready": False, "error": f"{type(exc).__name__}: {exc}"})
         os._exit(70)
     if spec.get("probe"):
-        protocol.write_frame(replies, {"ready": True, "unreadable": _unreadable(interpreter)})
+        landlock = view["landlock"] if view["landlock"] and _denied("/") else 0
+        protocol.write_frame(replies, {"ready": True, "unreadable": _unreadable(interpreter), "landlock": landlock})
         os._exit(0)
     _settle(view)
 
@@ -75,6 +76,15 @@ def _unreadable(paths: list[str]) -> list[str]:
     """Those of the interpreter's ``paths`` this (confined) process cannot read: where permissions alone cannot
     run it."""
     return [path for path in paths if not os.access(path, os.R_OK | (os.X_OK if os.path.isdir(path) else 0))]
+
+
+def _denied(path: str) -> bool:
+    """Whether listing ``path``, which the allow-list leaves out, is refused: the Landlock layer at work."""
+    try:
+        os.listdir(path)
+    except PermissionError:
+        return True
+    return False
 
 
 def _no_input(*_args, **_kwargs):

@@ -15,7 +15,15 @@ The plan comes from the trusted side (``autograder.sandbox.Sandbox.plan``) in th
 
 In every mode: resource limits, a parent-death signal, no new privileges (a setuid program gains nothing) and
 umask 077; as root also a uid of its own without supplementary groups, so the second layer (permissions) holds
-even where the first (namespaces) exists.
+even where the first (namespaces) exists. And, where the kernel has Landlock (``plan["landlock"]``, from the
+grader's probe), the allow-list again, enforced by the kernel on paths rather than by what is mounted: read and
+execute under the system's, the interpreter's and the virtual environment's folders and /proc, read and write the
+devices above, everything in the worker's own copy, its TMPDIR and /dev/shm; no TCP (nor UDP, on kernels whose
+Landlock covers it), no abstract UNIX socket and no signal outside the worker's own processes. It is what makes
+``permissions`` and ``limits`` an allow-list too: a world-readable copy of the solutions elsewhere on the machine, or
+the instructor's files in ``limits``, are not readable, whatever the mode bits say. landlockpy makes the calls and
+drops what the running kernel's ABI lacks; the ruleset is built while the process may still open any path, and
+enforced last, while it runs one thread (forked, or before torch's pools start), so every thread after inherits it.
 
 Why a few system calls here rather than bubblewrap: bubblewrap (which also adds start-up time to every program it
 runs) confines a new program it starts, while the grader confines a worker that already runs (for warm
@@ -31,6 +39,9 @@ import platform
 import resource
 import signal
 import sys
+
+import landlockpy
+from landlockpy import AccessFS, Scope
 
 from autograder import protocol
 
@@ -48,6 +59,9 @@ SYSTEM = ("/usr", "/etc/ld.so.cache", "/sys/devices/system/cpu")
 TOP_LEVEL = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 DEVICES = ("null", "zero", "full", "random", "urandom")
 MOUNTED_AT = "/submission"
+READ = AccessFS.READ_FILE | AccessFS.READ_DIR | AccessFS.EXECUTE
+DEVICE = AccessFS.READ_FILE | AccessFS.WRITE_FILE | AccessFS.TRUNCATE | AccessFS.IOCTL_DEV
+FILE = AccessFS.EXECUTE | DEVICE  # the rights a rule on a file (not a folder) may grant
 
 
 class ConfineError(Exception):
@@ -66,11 +80,13 @@ def apply(plan: dict, requests: int, replies: int) -> dict:
         protocol.write_frame(replies, {"pid": os.getpid()})
         os.chdir(plan["workdir"])
         view = {"cwd": plan["workdir"], "tmp": plan["tmpdir"]}
+    ruleset = _allow_list(view, plan.get("landlock", 0))  # named while root, who may open any path
     _set_limits(plan["limits"])
     if plan.get("uid") is not None:
         _drop_privileges(int(plan["uid"]))
     _prctl(PR_SET_NO_NEW_PRIVS, 1)
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # changing the uid cleared it
+    view["landlock"] = _enforce(ruleset, plan.get("landlock", 0))
     os.umask(0o077)
     return view
 
@@ -111,6 +127,44 @@ def _namespaces(plan: dict, requests: int, replies: int) -> dict:
     _mount(None, "/", None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
     os.chdir(MOUNTED_AT)
     return {"cwd": MOUNTED_AT, "tmp": "/tmp"}
+
+
+def _allow_list(view: dict, wanted: int) -> landlockpy.Ruleset | None:
+    """The Landlock ruleset of the allow-list (module docstring), or None. ``wanted``: 0 for none, -1 for what the
+    kernel offers (the probe's question), else the ABI the probe found, which a worker must then get."""
+    if not wanted:
+        return None
+    try:
+        ruleset = landlockpy.Ruleset(scoped=Scope.ABSTRACT_UNIX_SOCKET | Scope.SIGNAL)  # every right the kernel has
+        if ruleset.abi_version < wanted:
+            raise ConfineError(f"the probe found Landlock ABI {wanted}, this worker only {ruleset.abi_version}")
+        devices = [f"/dev/{name}" for name in DEVICES] + sorted(glob.glob("/dev/nvidia*"))
+        rights = {**dict.fromkeys([*_readable(), "/proc", *(f"/{name}" for name in TOP_LEVEL)], READ),
+                  **dict.fromkeys(devices, DEVICE),
+                  **dict.fromkeys([view["cwd"], view["tmp"], "/dev/shm"], ruleset.handled_fs)}
+        for path, access in rights.items():
+            if os.path.exists(path):
+                ruleset.allow_path(path, access if os.path.isdir(path) else access & FILE)
+    except OSError as exc:
+        if wanted > 0:
+            raise ConfineError(f"the probe found Landlock ABI {wanted} but this worker cannot use it: {exc}") from None
+        return None
+    return ruleset
+
+
+def _enforce(ruleset: landlockpy.Ruleset | None, wanted: int) -> int:
+    """Restrict this process (single-threaded still: no thread escapes) to ``ruleset``; the ABI enforced, or 0 where
+    there is none and the probe asks (a container's seccomp profile may refuse the call)."""
+    if ruleset is None:
+        return 0
+    with ruleset:
+        try:
+            ruleset.restrict()
+        except OSError as exc:
+            if wanted > 0:
+                raise ConfineError(f"could not enforce the Landlock allow-list: {exc}") from None
+            return 0
+    return ruleset.abi_version
 
 
 def _stand_by(child: int, requests: int, replies: int, report: int) -> None:
