@@ -7,6 +7,7 @@ Landlock is the control: there every probe succeeds, so each check can fail."""
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import shutil
@@ -14,14 +15,16 @@ import socket
 import tempfile
 from pathlib import Path
 
+import landlockpy
 import pytest
 from conftest import REPO, is_root
 
 from autograder.proxy import Student
 from autograder.sandbox import Isolation, Limits
+from autograder.worker import confine
 
 ABI = Isolation.detect().landlock
-pytestmark = pytest.mark.skipif(ABI < 6, reason="this kernel has no Landlock with scopes (ABI 6): nothing to test")
+needs_landlock = pytest.mark.skipif(ABI < 6, reason="this kernel has no Landlock with scopes (ABI 6) to probe")
 
 PROBE = r'''
 import os, socket, subprocess, sys
@@ -116,6 +119,7 @@ def outside(tmp_path_factory):
     shutil.rmtree(folder)
 
 
+@needs_landlock
 @pytest.mark.parametrize(("mode", "landlock"), _modes(), ids=[f"{m}-landlock{a}" for m, a in _modes()])
 def test_outside_the_allow_list_nothing_is_reachable_inside_it_everything_needed_is(outside, mode, landlock):
     planted = Path(outside["folder"], f"planted-{mode}-{landlock}")
@@ -154,3 +158,34 @@ def test_outside_the_allow_list_nothing_is_reachable_inside_it_everything_needed
     else:
         assert not [what for what, outcome in reached.items() if not outcome.startswith("ok:")], reached
     assert planted.exists() == (not landlock)
+
+
+class Refused(landlockpy.Ruleset):
+    """Landlock as a container's seccomp profile leaves it: every call refused."""
+
+    def __init__(self, *args, **kwargs):
+        raise landlockpy.LandlockError(errno.EPERM, "Operation not permitted")
+
+
+class Unenforceable(landlockpy.Ruleset):
+    """A ruleset that can be built but not enforced."""
+
+    def restrict(self, *args, **kwargs):
+        raise landlockpy.LandlockError(errno.EPERM, "Operation not permitted")
+
+
+def test_without_landlock_the_probe_hears_none_and_a_worker_that_needs_it_refuses_to_start(monkeypatch, tmp_path):
+    """Where the kernel or a seccomp profile refuses Landlock, the probe (``wanted`` -1) learns that there is none
+    and grading goes on with the other layers; a worker told that the probe found it fails closed (the grader's
+    problem), whether building or enforcing the ruleset fails."""
+    view = {"cwd": str(tmp_path), "tmp": str(tmp_path)}
+    monkeypatch.setattr(confine.landlockpy, "Ruleset", Refused)
+    assert confine._allow_list(view, 0) is None and confine._allow_list(view, -1) is None
+    with pytest.raises(confine.ConfineError, match="the probe found Landlock ABI 7 but this worker cannot use it"):
+        confine._allow_list(view, 7)
+    if not landlockpy.supported():
+        return
+    monkeypatch.setattr(confine.landlockpy, "Ruleset", Unenforceable)
+    assert confine._enforce(confine._allow_list(view, -1), -1) == 0
+    with pytest.raises(confine.ConfineError, match="could not enforce the Landlock allow-list"):
+        confine._enforce(confine._allow_list(view, landlockpy.abi_version()), landlockpy.abi_version())
