@@ -93,7 +93,7 @@ class Student:
         self._stops: list[str] = []  # why the worker was stopped, each time (a timeout, a crash)
         self.broken = broken
         self.grader_problem: str | None = None
-        self.seconds = {"starting": 0.0, "calls": 0.0}  # starting and loading workers; waiting on calls
+        self.seconds = {"starting": 0.0, "loading": 0.0, "calls": 0.0}  # starting workers, importing the code, calls
         self.deadline: float | None = None
         self.time_limit: float | None = None
         self.load_seconds = load_seconds
@@ -140,11 +140,13 @@ class Student:
             raise GraderFailure(self.grader_problem) from None
         self._generation += 1
         files = ", ".join(m.get("notebook") or f"{m['name']}.py" for m in self._modules.values())
+        loading = time.monotonic()
+        self.seconds["starting"] += loading - started
         try:
             # Loading has its own budget and is not charged to the test that triggered it.
             reply, blobs = self._sandbox.request({"op": "load"}, [], time.monotonic() + self.load_seconds)
             value = protocol.decode(reply.get("value"), blobs) if reply.get("ok") else None
-            self.seconds["starting"] += time.monotonic() - started
+            self.seconds["loading"] += time.monotonic() - loading
         except protocol.ReadTimeout:
             self.broken = (f"loading {files} did not finish within {self.load_seconds:g} s: "
                            "is there an infinite loop, or training, at the top level of the file?")

@@ -133,10 +133,12 @@ def grade_one(assignment: assignments.Assignment, source: Path, out_dir: Path | 
 
 def timings(phases: dict, session: Session, oracle: Oracle, plugin: GradingPlugin) -> dict:
     """Seconds per phase of a grading (for ``bench/grading.py`` and course staff): the process until grading began,
-    staging, loading the reference, the tests, shutting down; within the tests, starting workers, waiting on the
-    student's code, computing expected values, and the runtime tests."""
+    staging, loading the reference, the tests, shutting down; within the tests, starting workers (forked, confined,
+    ready), importing the code in them (a module's top level: a notebook's cells), waiting on calls of that code,
+    computing expected values, and the runtime tests."""
     workers = [session.student, *([session._reference_worker] if session._reference_worker else [])]
     within = {"workers starting": sum(w.seconds["starting"] for w in workers),
+              "loading code": sum(w.seconds["loading"] for w in workers),
               "student code": sum(w.seconds["calls"] for w in workers),
               "expected values": oracle.seconds, "runtime tests": plugin.seconds.get("runtime", 0.0)}
     return {name: round(value, 3) for name, value in {**phases, **within}.items()}

@@ -2,9 +2,9 @@
 
 The batch starts it once per kind of grading (side by side or alone: OpenMP reads its wait policy when torch is
 imported) and reuses it for every submission: it imports torch (its optimisers' compiler stack too), matplotlib, pytest
-and the harness, never a suite, a reference or a job (each runner's workers are copies of it too), then forks a
-runner per request. A forked runner reads its job on stdin and grades exactly as a started one
-(``autograder.runner.main``), its own workers' zygote forked first.
+and the harness, and reads the assignments' public recordings (what students get), never a suite's code, a reference
+or a job (each runner's workers are copies of it too), then forks a runner per request. A forked runner reads its
+job on stdin and grades exactly as a started one (``autograder.runner.main``), its own workers' zygote forked first.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ import sys
 
 import matplotlib
 
-from autograder import forking, runner
+from autograder import assignment as assignments
+from autograder import forking, oracle, runner
 
 matplotlib.use("Agg")
 import matplotlib.pyplot  # noqa: E402, F401 - the workers' zygote, a copy of each runner, gets it ready made
@@ -41,6 +42,7 @@ def main() -> None:
     ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     channel = socket.socket(fileno=options.channel)
     _import_optimisers()
+    oracle.preload([assignments.load(name).expected_file for name in assignments.names()])
     forking.serve(channel, os.getppid(), _run, death=signal.SIGTERM)
 
 

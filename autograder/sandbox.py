@@ -500,14 +500,20 @@ def _reap_adopted(pid: int, seconds: float = 5.0) -> None:
     deadline = time.monotonic() + seconds
     with contextlib.suppress(ChildProcessError):
         while os.waitpid(pid, os.WNOHANG)[0] == 0 and time.monotonic() < deadline:
-            time.sleep(0.01)
+            forking.await_exit(pid, max(0.0, deadline - time.monotonic()))
+            time.sleep(0.001)  # it has ended: its adoption here follows its parent's exit
 
 
 def child_pids() -> set[int]:
-    """The pids of this process's children."""
-    import psutil
+    """The pids of this process's children, from each of its threads' list in /proc (psutil's way reads every
+    process's status on the machine: milliseconds, twice for every worker started and stopped)."""
+    try:
+        return {int(pid) for task in os.scandir("/proc/self/task")
+                for pid in Path(task.path, "children").read_text().split()}
+    except OSError:  # a kernel without CONFIG_PROC_CHILDREN
+        import psutil
 
-    return {child.pid for child in psutil.Process().children()}
+        return {child.pid for child in psutil.Process().children()}
 
 
 def reap_children(spared: set[int], seconds: float = 5.0) -> None:
@@ -518,10 +524,11 @@ def reap_children(spared: set[int], seconds: float = 5.0) -> None:
 
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
+        if not child_pids() - spared:
+            return
+        children = []
         with contextlib.suppress(psutil.Error):
             children = [child for child in psutil.Process().children() if child.pid not in spared]
-        if not children:
-            return
         for child in children:
             with contextlib.suppress(psutil.Error):
                 for process in [*child.children(recursive=True), child]:

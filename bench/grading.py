@@ -6,9 +6,11 @@ Grades ``--copies`` submissions, the assignment's bundled examples (``examples/<
 mode and ``--jobs``, without the retraining test. Prints submissions per minute, the warm/cold ratio, and for one
 submission (the median of the reference's copies) the seconds per phase that the runner records
 (``extra_data.phases``: the process until grading began, staging, loading the reference, the tests, shutting down;
-within the tests: starting workers, waiting on the student's code, computing expected values, the runtime tests),
-with the fixed overhead's share of the grading: what a grading costs whatever its tests do (the process until
-grading began, staging, loading the reference, starting workers, shutting down), and the student's code's share.
+within the tests: starting workers, importing the code in them, waiting on calls of that code, computing expected
+values, the runtime tests), with the fixed overhead's share of the grading: what a grading costs whatever its tests
+and its code do (the process until grading began, staging, loading the reference, starting workers: forked,
+confined, ready; shutting down), and the student's code's share (its import, where a notebook runs its cells, and
+the calls).
 The rest is the tests' own work: the trusted side's checks, expected values, the runtime tests' timed calls.
 ``--without infinite_loop`` leaves that example out: it runs to the 20 s load limit, which is most of a batch's time
 whatever the mode, so a class with few such submissions is closer to the batch without it. Not part of CI: a full run
@@ -63,9 +65,9 @@ def phases(collected: list) -> dict[str, float]:
 
 
 def shares(row: dict[str, float]) -> tuple[float, float]:
-    """The fixed overhead's and the student's code's shares of one grading."""
+    """The fixed overhead's and the student's code's shares of one grading (its code: importing it, and the calls)."""
     total = sum(row[k] for k in ("startup", "staging", "reference", "tests", "shutdown"))
-    return sum(row[k] for k in FIXED) / total, row["student code"] / total
+    return sum(row[k] for k in FIXED) / total, (row["loading code"] + row["student code"]) / total
 
 
 def main(argv: list[str] | None = None) -> int:
