@@ -317,14 +317,14 @@ def preload(paths: list[Path]) -> None:
             _read_store(*_stamp(path))
 
 
-def _stamp(path: Path) -> tuple[str, int, int]:
-    """What identifies a recording's content for the cache: its path, modification time and size."""
+def _stamp(path: Path) -> tuple[str, int, int, int]:
+    """What identifies a recording's content for the cache: its path, inode, modification time and size."""
     info = os.stat(path)
-    return str(path), info.st_mtime_ns, info.st_size
+    return str(path), info.st_ino, info.st_mtime_ns, info.st_size
 
 
 @functools.lru_cache(maxsize=8)
-def _read_store(path: str, modified: int, size: int) -> tuple[dict, list[bytes]]:
+def _read_store(path: str, inode: int, modified: int, size: int) -> tuple[dict, list[bytes]]:
     """A recording's manifest and blobs, read once per process and content (``_stamp``)."""
     with zipfile.ZipFile(path) as archive:
         manifest = json.loads(archive.read("manifest.json"))

@@ -11,7 +11,7 @@ import torch
 
 from autograder import assignment as assignments
 from autograder import batch
-from autograder.oracle import question_of
+from autograder.oracle import load_store, preload, question_of, read_store, store_fingerprint, write_store
 
 UNWRITTEN = "\n\ndef {name}(*args, **kwargs):\n    raise NotImplementedError('{name}')\n"
 
@@ -51,3 +51,14 @@ def test_replay_agrees_with_live_grading_when_a_function_is_missing(tmp_path, na
         verdicts[oracle] = {t.number: (t.score, t.output) for t in results.tests}
     assert verdicts["replay"] == verdicts["live"]
     assert any(score for score, _ in verdicts["replay"].values())
+
+
+def test_a_rewritten_recording_is_read_again_not_served_from_the_cache(tmp_path):
+    """Recordings are read once per process (the runners' zygote preloads them); one written since is read anew."""
+    path = tmp_path / "expected.zip"
+    write_store(path, {"q#1": (torch.tensor([1.0]), [])}, fingerprint="first")
+    preload([path])
+    assert store_fingerprint(path) == "first" and load_store(path)[0].keys() == {"q#1"}
+    write_store(path, {"q#1": (torch.tensor([1.0]), []), "q#2": (torch.tensor([2.0]), [])}, fingerprint="second")
+    assert store_fingerprint(path) == "second" and load_store(path)[0].keys() == {"q#1", "q#2"}
+    assert read_store(path)["q#2"][0].item() == 2.0
