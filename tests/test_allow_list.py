@@ -12,6 +12,8 @@ import os
 import secrets
 import shutil
 import socket
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -189,3 +191,15 @@ def test_without_landlock_the_probe_hears_none_and_a_worker_that_needs_it_refuse
     assert confine._enforce(confine._allow_list(view, -1), -1) == 0
     with pytest.raises(confine.ConfineError, match="could not enforce the Landlock allow-list"):
         confine._enforce(confine._allow_list(view, landlockpy.abi_version()), landlockpy.abi_version())
+
+
+@needs_landlock
+def test_a_worker_with_a_second_thread_refuses_to_enforce_an_allow_list_that_would_not_hold_it():
+    """Landlock confines the thread that asks and what it starts: a thread already running would stay free. Run in a
+    process of its own: enforced here, the allow-list would confine the tests."""
+    code = ("import threading, time; from autograder.worker import confine; "
+            "threading.Thread(target=time.sleep, args=(5,), daemon=True).start(); "
+            f"view = {{'cwd': '/tmp', 'tmp': '/tmp'}}; "
+            f"confine._enforce(confine._allow_list(view, {ABI}), {ABI})")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.returncode != 0 and "runs 2 threads before its allow-list is enforced" in run.stderr, run.stderr

@@ -157,6 +157,9 @@ def _enforce(ruleset: landlockpy.Ruleset | None, wanted: int) -> int:
     there is none and the probe asks (a container's seccomp profile may refuse the call)."""
     if ruleset is None:
         return 0
+    threads = len(os.listdir("/proc/self/task"))
+    if threads != 1:  # Landlock confines the calling thread and what it starts, not a thread already running
+        raise ConfineError(f"the worker runs {threads} threads before its allow-list is enforced")
     with ruleset:
         try:
             ruleset.restrict()
