@@ -20,7 +20,7 @@ from rich.markdown import Markdown
 
 from autograder import assignment as assignments
 from autograder import batch
-from autograder.sandbox import Isolation
+from autograder.sandbox import Isolation, warm_up
 
 log = logging.getLogger("autograder")
 
@@ -207,6 +207,7 @@ def cmd_report(options) -> int:
 
 
 def cmd_check(options) -> int:
+    warm_up()  # first: the workers' zygote imports torch on the other core while this process imports the runner
     from autograder.runner import grade_one
 
     assignment = assignments.load(options.assignment)
