@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow
 
 # Run in a fresh interpreter: warm_up needs a process that runs one thread, which pytest's is not always.
 SAME_RESULTS = textwrap.dedent("""
-    import json, os, sys, tempfile
+    import json, os, shutil, sys, tempfile
     from pathlib import Path
     from autograder import sandbox
     from autograder.proxy import Student
@@ -49,6 +49,7 @@ SAME_RESULTS = textwrap.dedent("""
         answers[mode + " frozen"] = student.heavy.frozen()
         answers[mode + " forked"] = type(student._sandbox.process).__name__ == "Forked"
         student.close()
+    shutil.rmtree(folder.parent)
     print(json.dumps(answers))
 """)
 
@@ -88,7 +89,7 @@ def test_warm_and_cold_batches_grade_alike(tmp_path, monkeypatch):
 
 # The worker outside its PID namespace reports the pid; delay it, as a loaded machine may after the fork.
 SLOW_REPORT = textwrap.dedent("""
-    import json, tempfile, time
+    import json, shutil, tempfile, time
     from pathlib import Path
     from autograder import sandbox
     from autograder.proxy import Student
@@ -104,6 +105,7 @@ SLOW_REPORT = textwrap.dedent("""
     student = Student(folder, [{"name": "tiny"}], Limits(), Isolation.detect())
     print(json.dumps({"answer": student.tiny.twice(21), "pid": student._sandbox.worker_pid}))
     student.close()
+    shutil.rmtree(folder.parent)
 """)
 
 

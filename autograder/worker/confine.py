@@ -157,7 +157,7 @@ def _enforce(ruleset: landlockpy.Ruleset | None, wanted: int) -> int:
     there is none and the probe asks (a container's seccomp profile may refuse the call)."""
     if ruleset is None:
         return 0
-    threads = len(os.listdir("/proc/self/task"))
+    threads = _threads()
     if threads != 1:  # Landlock confines the calling thread and what it starts, not a thread already running
         raise ConfineError(f"the worker runs {threads} threads before its allow-list is enforced")
     with ruleset:
@@ -168,6 +168,11 @@ def _enforce(ruleset: landlockpy.Ruleset | None, wanted: int) -> int:
                 raise ConfineError(f"could not enforce the Landlock allow-list: {exc}") from None
             return 0
     return ruleset.abi_version
+
+
+def _threads() -> int:
+    """How many threads this process runs."""
+    return len(os.listdir("/proc/self/task"))
 
 
 def _stand_by(child: int, requests: int, replies: int, report: int) -> None:
