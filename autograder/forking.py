@@ -44,9 +44,14 @@ class ForkRefused(RuntimeError):
     """Forking now could copy a thread pool or a CUDA context into the child."""
 
 
+def thread_count() -> int:
+    """How many threads this process runs (a fork, or a Landlock ruleset, holds only the calling one)."""
+    return len(os.listdir("/proc/self/task"))
+
+
 def fork_ready() -> None:
     """Raise ``ForkRefused`` unless this process is single-threaded and has no CUDA context."""
-    threads = len(os.listdir("/proc/self/task"))
+    threads = thread_count()
     if threads != 1:
         raise ForkRefused(f"this process runs {threads} threads; a forked child would inherit a broken thread pool")
     torch = sys.modules.get("torch")

@@ -188,7 +188,8 @@ def test_without_landlock_the_probe_hears_none_and_a_worker_that_needs_it_refuse
     if not landlockpy.supported():
         return
     monkeypatch.setattr(confine.landlockpy, "Ruleset", Unenforceable)
-    monkeypatch.setattr(confine, "_threads", lambda: 1)  # as a worker confines itself (pytest's process may run more)
+    # as a worker confines itself: single-threaded (pytest's process may run more)
+    monkeypatch.setattr(confine.forking, "thread_count", lambda: 1)
     assert confine._enforce(confine._allow_list(view, -1), -1) == 0
     with pytest.raises(confine.ConfineError, match="could not enforce the Landlock allow-list"):
         confine._enforce(confine._allow_list(view, landlockpy.abi_version()), landlockpy.abi_version())

@@ -43,7 +43,7 @@ import sys
 import landlockpy
 from landlockpy import AccessFS, Scope
 
-from autograder import protocol
+from autograder import forking, protocol
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = (
     0x00020000, 0x04000000, 0x08000000, 0x20000000, 0x40000000)
@@ -80,13 +80,14 @@ def apply(plan: dict, requests: int, replies: int) -> dict:
         protocol.write_frame(replies, {"pid": os.getpid()})
         os.chdir(plan["workdir"])
         view = {"cwd": plan["workdir"], "tmp": plan["tmpdir"]}
-    ruleset = _allow_list(view, plan.get("landlock", 0))  # named while root, who may open any path
+    landlock = plan.get("landlock", 0)
+    ruleset = _allow_list(view, landlock)  # named while root, who may open any path
     _set_limits(plan["limits"])
     if plan.get("uid") is not None:
         _drop_privileges(int(plan["uid"]))
     _prctl(PR_SET_NO_NEW_PRIVS, 1)
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # changing the uid cleared it
-    view["landlock"] = _enforce(ruleset, plan.get("landlock", 0))
+    view["landlock"] = _enforce(ruleset, landlock)
     os.umask(0o077)
     return view
 
@@ -157,7 +158,7 @@ def _enforce(ruleset: landlockpy.Ruleset | None, wanted: int) -> int:
     there is none and the probe asks (a container's seccomp profile may refuse the call)."""
     if ruleset is None:
         return 0
-    threads = _threads()
+    threads = forking.thread_count()
     if threads != 1:  # Landlock confines the calling thread and what it starts, not a thread already running
         raise ConfineError(f"the worker runs {threads} threads before its allow-list is enforced")
     with ruleset:
@@ -168,11 +169,6 @@ def _enforce(ruleset: landlockpy.Ruleset | None, wanted: int) -> int:
                 raise ConfineError(f"could not enforce the Landlock allow-list: {exc}") from None
             return 0
     return ruleset.abi_version
-
-
-def _threads() -> int:
-    """How many threads this process runs."""
-    return len(os.listdir("/proc/self/task"))
 
 
 def _stand_by(child: int, requests: int, replies: int, report: int) -> None:
