@@ -37,6 +37,11 @@ class StudentCodeFailure(AssertionError):
     """Base class: the student's code did something that costs the test its points."""
 
 
+# What a file error in student code most often means while grading (autograder/worker/confine.py's allow-list).
+FILES_NOTE = ("While it is graded, your code can open only the files you hand in (by paths relative to them), a "
+              "temporary folder and the Python installation: no other file on the grading machine, nor one on yours.")
+
+
 class StudentError(StudentCodeFailure):
     """The student's code raised an exception."""
 
@@ -53,6 +58,8 @@ class StudentError(StudentCodeFailure):
                     else f"{call} calls {owner}, which is not implemented yet.") + (f" Hint: {hint}" if hint else "")
         elif trace:
             text += f"\nWhere it happened in your code:\n{trace}"
+        if self.error_type in ("PermissionError", "FileNotFoundError"):
+            text += f"\n{FILES_NOTE}"
         super().__init__(text)
 
 

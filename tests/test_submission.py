@@ -154,6 +154,17 @@ def test_not_implemented_is_said_only_of_the_skeletons_stubs():
     assert "not implemented yet" not in str(torch_error) and "Cannot copy out of meta tensor" in str(torch_error)
 
 
+def test_a_file_error_says_which_files_graded_code_can_open():
+    """Outside the allow-list a read fails (Landlock's PermissionError, or nothing there under namespaces): the
+    feedback says what can be opened, not only the error."""
+    from autograder.proxy import FILES_NOTE, StudentError
+
+    for kind in ("PermissionError", "FileNotFoundError"):
+        error = StudentError("importing masking.py", {"type": kind, "message": "[Errno 13] '/home/ada/data.pt'"})
+        assert str(error).endswith(FILES_NOTE) and "/home/ada/data.pt" in str(error)
+    assert FILES_NOTE not in str(StudentError("masking.causal_mask(...)", {"type": "ValueError", "message": "x"}))
+
+
 def test_packed_submissions_stage_as_their_sources(tmp_path):
     """What a Ray task unpacks stages as the source would here: a folder's links dropped (followed in the reference
     trees), a zip and any other file sent as they are."""
