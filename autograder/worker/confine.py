@@ -62,6 +62,7 @@ MOUNTED_AT = "/submission"
 READ = AccessFS.READ_FILE | AccessFS.READ_DIR | AccessFS.EXECUTE
 DEVICE = AccessFS.READ_FILE | AccessFS.WRITE_FILE | AccessFS.TRUNCATE | AccessFS.IOCTL_DEV
 FILE = AccessFS.EXECUTE | DEVICE  # the rights a rule on a file (not a folder) may grant
+OFF = " (AUTOGRADER_LANDLOCK=0 grades without this layer, on the others alone)"
 
 
 class ConfineError(Exception):
@@ -138,7 +139,7 @@ def _allow_list(view: dict, wanted: int) -> landlockpy.Ruleset | None:
     try:
         ruleset = landlockpy.Ruleset(scoped=Scope.ABSTRACT_UNIX_SOCKET | Scope.SIGNAL)  # every right the kernel has
         if ruleset.abi_version < wanted:
-            raise ConfineError(f"the probe found Landlock ABI {wanted}, this worker only {ruleset.abi_version}")
+            raise ConfineError(f"the probe found Landlock ABI {wanted}, this worker only {ruleset.abi_version}" + OFF)
         devices = [f"/dev/{name}" for name in DEVICES] + sorted(glob.glob("/dev/nvidia*"))
         rights = {**dict.fromkeys([*_readable(), "/proc", *(f"/{name}" for name in TOP_LEVEL)], READ),
                   **dict.fromkeys(devices, DEVICE),
@@ -148,7 +149,8 @@ def _allow_list(view: dict, wanted: int) -> landlockpy.Ruleset | None:
                 ruleset.allow_path(path, access if os.path.isdir(path) else access & FILE)
     except OSError as exc:
         if wanted > 0:
-            raise ConfineError(f"the probe found Landlock ABI {wanted} but this worker cannot use it: {exc}") from None
+            raise ConfineError(f"the probe found Landlock ABI {wanted} but this worker cannot use it: {exc}"
+                               + OFF) from None
         return None
     return ruleset
 
@@ -166,7 +168,7 @@ def _enforce(ruleset: landlockpy.Ruleset | None, wanted: int) -> int:
             ruleset.restrict()
         except OSError as exc:
             if wanted > 0:
-                raise ConfineError(f"could not enforce the Landlock allow-list: {exc}") from None
+                raise ConfineError(f"could not enforce the Landlock allow-list: {exc}{OFF}") from None
             return 0
     return ruleset.abi_version
 
