@@ -24,11 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from autograder import protocol
-from autograder.sandbox import Isolation, Limits, Sandbox, SandboxError, WorkerDied
+from autograder.sandbox import Isolation, Limits, OutputCapture, Sandbox, SandboxError, WorkerDied
 
 DEFAULT_CALL_SECONDS = 60.0
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 MAX_RESTARTS = 8
+RESTARTED = "\n[... the process running your code was stopped here and started again]\n"
 # What a skeleton's stub raises (autograder.build): "OWNER: hint" or "OWNER is not implemented yet".
 STUB = re.compile(r"(?P<owner>[A-Za-z_][\w.]*)(?:: (?P<hint>.*)| is not implemented yet)", re.DOTALL)
 
@@ -96,6 +97,7 @@ class Student:
         self._isolation = isolation
         self._sandbox: Sandbox | None = None
         self._generation = 0
+        self._captures: dict[int, OutputCapture] = {}  # each worker's output, by generation (at most MAX_RESTARTS + 1)
         self._restarts = 0
         self._stops: list[str] = []  # why the worker was stopped, each time (a timeout, a crash)
         self.broken = broken
@@ -146,6 +148,8 @@ class Student:
             self.close()
             raise GraderFailure(self.grader_problem) from None
         self._generation += 1
+        if self._sandbox.capture is not None:
+            self._captures[self._generation] = self._sandbox.capture
         files = ", ".join(m.get("notebook") or f"{m['name']}.py" for m in self._modules.values())
         loading = time.monotonic()
         self.seconds["starting"] += loading - started
@@ -178,15 +182,19 @@ class Student:
         return time.monotonic() + DEFAULT_CALL_SECONDS
 
     def output_mark(self) -> tuple[int, int]:
-        if self._sandbox is None or self._sandbox.capture is None:
-            return (self._generation, 0)
-        return (self._generation, self._sandbox.capture.mark())
+        """Where the output stands now: (generation, bytes) of the running worker, or the next worker's start."""
+        if self._sandbox is None or self._generation not in self._captures:
+            return (self._generation + 1, 0)
+        return (self._generation, self._captures[self._generation].mark())
 
     def output_since(self, mark: tuple[int, int], limit: int = 2000) -> str:
-        """What the student's code printed since ``mark`` (same worker only)."""
-        if self._sandbox is None or self._sandbox.capture is None or mark[0] != self._generation:
-            return ""
-        return self._sandbox.capture.since(mark[1], limit)
+        """What the student's code printed since ``mark``: in that worker, then in each worker started after it. A
+        test whose call timed out or crashed, and whose next call started a new worker, still shows what the
+        stopped one printed, which is what explains the stop."""
+        generation, position = mark
+        texts = [capture.since(position if number == generation else 0, limit)
+                 for number, capture in sorted(self._captures.items()) if number >= generation]
+        return RESTARTED.join(text for text in texts if text)
 
     def close(self) -> None:
         if self._sandbox is not None:

@@ -72,7 +72,8 @@ class Cluster:
         found = []
         for process in psutil.Process(self.process.pid).children(recursive=True):
             try:
-                if process.cmdline()[:1] and process.cmdline()[0].rstrip("\0").startswith(f"ray::{task}"):
+                command = process.cmdline()  # read once: a process that exits between two reads lists nothing
+                if command and command[0].rstrip("\0").startswith(f"ray::{task}"):
                     found.append(process)
             except psutil.Error:
                 pass

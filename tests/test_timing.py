@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,11 @@ MODULE = textwrap.dedent("""
     def wait_policy():
         import os
         return os.environ.get("OMP_WAIT_POLICY")
+
+    def chatty(n, seconds):
+        print(" ".join(["chatty"] * n), flush=True)
+        time.sleep(seconds)
+        return n
 """)
 
 
@@ -58,6 +64,32 @@ def test_peak_memory_is_read_from_outside_the_worker(worker):
     _, large, _ = worker.measured.allocate.measure((50_000_000,))  # 200 MB of float32
     assert small is not None and small < 16 << 20
     assert large is not None and 180 << 20 < large < 260 << 20
+
+
+def test_what_a_stopped_worker_printed_stays_in_the_tests_output(tmp_path):
+    """A call that prints, then runs past the time limit; the next call in the same test starts a new worker. The
+    test's feedback still shows what was printed before the stop (under load, a flooding call in the isolation
+    catalogue ran out of time and its output vanished), then what the new worker printed."""
+    from autograder.proxy import StudentTimeout
+
+    folder = Path(tempfile.mkdtemp(prefix="autograder-measured-"))
+    student = _measured_worker(folder / "submission")
+    try:
+        mark = student.output_mark()
+        student.deadline = time.monotonic() + 3
+        with pytest.raises(StudentTimeout):
+            student.measured.chatty(1, 60)
+        student.deadline = time.monotonic() + 30
+        assert student.measured.chatty(2, 0) == 2
+        printed = student.output_since(mark)
+        assert printed.index("chatty\n") < printed.index("started again") < printed.index("chatty chatty")
+        assert student.output_since(student.output_mark()) == ""
+        flooded = student.output_mark()
+        student.measured.chatty(10_000, 0)
+        assert "[... output truncated: 70000 bytes in all]" in student.output_since(flooded)
+    finally:
+        student.close()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _comparison(student_ms: float, reference_ms: float, student_mb: float | None, reference_mb: float | None):
