@@ -108,6 +108,7 @@ class Oracle:
             self._entries, self._blobs = load_store(store)
         self._test, self._asked = "", {}
         self.seconds = 0.0  # spent computing expected values (the reference's, and mutants' for feedback)
+        self.on_spent: Callable[[float], None] | None = None  # told each such span: the grader's time, not the test's
 
     def start_test(self, test_id: str) -> None:
         self._test, self._asked = test_id, {}
@@ -125,12 +126,11 @@ class Oracle:
                                  "public/expected.zip: ask the course staff to rebuild the assignment")
         started = time.monotonic()
         value = _seeded(fn, self.reference)
+        self._spent(started)
         if self.mode == "record":
             variants = self._run_mutants(fn)
             self.recorded[key] = (value, variants)
-            self.seconds += time.monotonic() - started
             return Expected(value, variants)
-        self.seconds += time.monotonic() - started
         test = self._test
         return Expected(value, lambda: self._shared_variants(fn, test))
 
@@ -161,8 +161,14 @@ class Oracle:
                 out.append((mutant.description, _seeded(fn, mutant.implementation)))
             except Exception:  # noqa: BLE001 - a mutant that cannot run this check matches nothing
                 continue
-        self.seconds += time.monotonic() - started
+        self._spent(started)
         return out
+
+    def _spent(self, started: float) -> None:
+        seconds = time.monotonic() - started
+        self.seconds += seconds
+        if self.on_spent is not None:
+            self.on_spent(seconds)
 
     def save(self) -> None:
         if self.mode == "record" and self.store is not None:

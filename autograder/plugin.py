@@ -79,6 +79,7 @@ class Session:
 class GradingPlugin:
     def __init__(self, session: Session):
         self.session = session
+        session.oracle.on_spent = session.student.excuse
         self.started = time.monotonic()
         self._numbers: dict[str, str] = {}
         self.collected: list[tuple[str, TestResult]] = []

@@ -97,7 +97,8 @@ class Student:
         self._isolation = isolation
         self._sandbox: Sandbox | None = None
         self._generation = 0
-        self._captures: dict[int, OutputCapture] = {}  # each worker's output, by generation (at most MAX_RESTARTS + 1)
+        # Each loaded worker's output and where its calls' output begins (after what loading printed), by generation.
+        self._captures: dict[int, tuple[OutputCapture, int]] = {}
         self._restarts = 0
         self._stops: list[str] = []  # why the worker was stopped, each time (a timeout, a crash)
         self.broken = broken
@@ -148,8 +149,6 @@ class Student:
             self.close()
             raise GraderFailure(self.grader_problem) from None
         self._generation += 1
-        if self._sandbox.capture is not None:
-            self._captures[self._generation] = self._sandbox.capture
         files = ", ".join(m.get("notebook") or f"{m['name']}.py" for m in self._modules.values())
         loading = time.monotonic()
         self.seconds["starting"] += loading - started
@@ -171,6 +170,8 @@ class Student:
                     self.deadline += time.monotonic() - started
                 warnings = value.get("warnings") if isinstance(value, dict) else None
                 self.load_warnings = [str(w) for w in warnings][:20] if isinstance(warnings, list) else []
+                if self._sandbox.capture is not None:
+                    self._captures[self._generation] = (self._sandbox.capture, self._sandbox.capture.settled_mark())
                 return self._sandbox
             error = StudentError(f"importing {files}", reply.get("error") or {})
             self.broken = f"{error}\nFix this first: none of your code can be graded until it loads."
@@ -181,19 +182,26 @@ class Student:
             return self.deadline
         return time.monotonic() + DEFAULT_CALL_SECONDS
 
+    def excuse(self, seconds: float) -> None:
+        """Move the test's deadline by ``seconds`` the grader spent on its own side (the reference's and known
+        mistakes' values, computed live or recorded): the time limit is the student's code's. Under load a recording
+        of the reference ran out of a 20 s limit while the grader computed mistakes' values."""
+        if self.deadline is not None:
+            self.deadline += seconds
+
     def output_mark(self) -> tuple[int, int]:
-        """Where the output stands now: (generation, bytes) of the running worker, or the next worker's start."""
+        """Where the output stands now: (generation, bytes) of the running worker, or (the next generation, -1)."""
         if self._sandbox is None or self._generation not in self._captures:
-            return (self._generation + 1, 0)
-        return (self._generation, self._captures[self._generation].mark())
+            return (self._generation + 1, -1)
+        return (self._generation, self._captures[self._generation][0].mark())
 
     def output_since(self, mark: tuple[int, int], limit: int = 2000) -> str:
-        """What the student's code printed since ``mark``: in that worker, then in each worker started after it. A
-        test whose call timed out or crashed, and whose next call started a new worker, still shows what the
-        stopped one printed, which is what explains the stop."""
+        """What the student's code printed since ``mark``: in that worker, then in each worker started after it (what
+        their calls printed: loading prints once, not into a test). A test whose call timed out or crashed, and whose
+        next call started a new worker, still shows what the stopped one printed, which explains the stop."""
         generation, position = mark
-        texts = [capture.since(position if number == generation else 0, limit)
-                 for number, capture in sorted(self._captures.items()) if number >= generation]
+        texts = [capture.since(position if number == generation and position >= 0 else loaded, limit)
+                 for number, (capture, loaded) in sorted(self._captures.items()) if number >= generation]
         return RESTARTED.join(text for text in texts if text)
 
     def close(self) -> None:

@@ -199,12 +199,21 @@ class OutputCapture:
         with self._lock:
             return self.total
 
-    def since(self, mark: int, limit: int = 2000) -> str:
-        """Text printed since ``mark``, at most ``limit`` characters, with a note when cut (once what is in the pipe
-        has been read, for at most 50 ms: a fixed wait cost every failed test that long)."""
+    def settled_mark(self) -> int:
+        """``mark`` once what is in the pipe has been read (see ``since``)."""
+        self._settle()
+        return self.mark()
+
+    def _settle(self) -> None:
+        """Wait until the pipe is read, for at most 50 ms (a fixed wait cost every failed test that long)."""
         deadline = time.monotonic() + 0.05
         while self._thread.is_alive() and _unread(self._fd) and time.monotonic() < deadline:
             time.sleep(0.001)
+
+    def since(self, mark: int, limit: int = 2000) -> str:
+        """Text printed since ``mark``, at most ``limit`` characters, with a note when cut (once what is in the pipe
+        has been read)."""
+        self._settle()
         with self._lock:
             text = bytes(self.kept[mark:]).decode("utf-8", "replace")
             total = self.total - mark

@@ -5,13 +5,18 @@ with."""
 from __future__ import annotations
 
 import shutil
+import time
+from types import SimpleNamespace
 
 import pytest
 import torch
 
 from autograder import assignment as assignments
 from autograder import batch
-from autograder.oracle import load_store, preload, question_of, read_store, store_fingerprint, write_store
+from autograder.oracle import Oracle, load_store, preload, question_of, read_store, store_fingerprint, write_store
+from autograder.plugin import GradingPlugin
+from autograder.proxy import Student
+from autograder.sandbox import Isolation, Limits
 
 UNWRITTEN = "\n\ndef {name}(*args, **kwargs):\n    raise NotImplementedError('{name}')\n"
 
@@ -62,3 +67,20 @@ def test_a_rewritten_recording_is_read_again_not_served_from_the_cache(tmp_path)
     write_store(path, {"q#1": (torch.tensor([1.0]), []), "q#2": (torch.tensor([2.0]), [])}, fingerprint="second")
     assert store_fingerprint(path) == "second" and load_store(path)[0].keys() == {"q#1", "q#2"}
     assert read_store(path)["q#2"][0].item() == 2.0
+
+
+def test_the_graders_own_time_moves_the_tests_deadline():
+    """Computing the reference's and the known mistakes' values (recording, or grading live) is the grader's time:
+    under load a recording of the reference ran past a test's 20 s limit while the grader computed mistakes' values.
+    Each span is counted once."""
+    def slow(seconds, value):
+        return SimpleNamespace(f=lambda: time.sleep(seconds) or value)
+
+    oracle = Oracle("record", reference=slow(0.3, 1), mutants=[SimpleNamespace(description="off by one",
+                                                                               implementation=slow(0.2, 2))])
+    student = Student(None, [], Limits(), Isolation())
+    GradingPlugin(SimpleNamespace(oracle=oracle, student=student))
+    student.deadline = 100.0
+    oracle.start_test("t")
+    assert oracle(lambda impl: impl.f()).value == 1
+    assert student.deadline - 100.0 == pytest.approx(oracle.seconds) and 0.5 <= oracle.seconds < 0.65
