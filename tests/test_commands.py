@@ -65,6 +65,18 @@ def test_check_works_for_a_student_without_solutions(tmp_path):
     assert run.returncode == 1 and "FAIL" in run.stdout and "hidden tests" in run.stdout
 
 
+def test_the_command_exits_with_mains_status_after_the_exit_handlers(tmp_path):
+    """``autograder`` skips the interpreter's teardown (``cli.run``): the exit handlers still run, what they and the
+    command printed still arrives (through a pipe, where output is buffered), and the status is main's."""
+    (tmp_path / "empty").mkdir()
+    code = ("import atexit, sys; from autograder import cli; atexit.register(print, 'handlers ran'); "
+            "sys.argv[1:] = ['check', 'masking', sys.argv[1]]; cli.run()")
+    run = subprocess.run([sys.executable, "-c", code, str(tmp_path / "empty")], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 2 and run.stdout == "handlers ran\n"
+    assert run.stderr.endswith("error: the submission is empty; hand in masking.py.\n")
+
+
 def test_time_budget_keeps_finished_tests_and_lists_the_rest(tmp_path):
     slow = reference_with(tmp_path, "slow", textwrap.dedent("""
         import time
