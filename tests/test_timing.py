@@ -90,7 +90,7 @@ def test_what_a_stopped_worker_printed_stays_in_the_tests_output(tmp_path):
         assert student.output_since(student.output_mark()) == ""
         flooded = student.output_mark()
         student.measured.chatty(10_000, 0)
-        assert "[... output truncated: 70000 bytes in all]" in student.output_since(flooded)
+        assert "[... output truncated: " in student.output_since(flooded)  # counting what was read by then
     finally:
         student.close()
         shutil.rmtree(folder, ignore_errors=True)
