@@ -132,13 +132,13 @@ class Assignment:
 
     @property
     def has_reference(self) -> bool:
-        return all((self.solution_dir / f).is_file() for f in self.files)
+        return all(_visible_file(self.solution_dir / f) for f in self.files)
 
     @property
     def committed_secret(self) -> str:
         """The hidden seed committed in ``hidden/SECRET`` ("" without one)."""
         path = self.hidden_dir / "SECRET"
-        return path.read_text().strip() if path.is_file() else ""
+        return path.read_text().strip() if _visible_file(path) else ""
 
     @property
     def secret(self) -> str:
@@ -211,6 +211,16 @@ def load(name: str) -> Assignment:
         gpu_tags=list(config.get("gpu_tags", [])),
     )
     return assignment
+
+
+def _visible_file(path: Path) -> bool:
+    """Whether ``path`` is a file this user can see: not where a folder on the way is closed to it (course staff who
+    keep ``solutions/`` or ``hidden/`` from a TA's account, who then checks as a student does), as not where it is
+    absent."""
+    try:
+        return path.is_file()
+    except PermissionError:
+        return False
 
 
 def _limits(path: Path, config: dict) -> Limits:

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
+from pathlib import Path
 
 import pytest
 from conftest import MASKING, REPO, find_test, reference_with
 
-from autograder import cli
+from autograder import assignment as assignments
+from autograder import cli, permissions
 from autograder.results import Results, TestResult, points
 from autograder.validate import _judge, _judge_secret, _unnamed
 
@@ -63,6 +67,46 @@ def test_check_works_for_a_student_without_solutions(tmp_path):
     run = subprocess.run([sys.executable, "-m", "autograder.cli", "check", "masking", str(broken)], cwd=dist,
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 1 and "FAIL" in run.stdout and "hidden tests" in run.stdout
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs another user's view: run as root")
+def test_staff_kept_from_the_solutions_check_as_students_do(monkeypatch):
+    """Course staff may keep ``solutions/`` and the hidden suites from a TA's account: to that account the reference
+    is absent and the committed seed empty (its `check` replays the public recordings), where reading whether they
+    were there raised PermissionError."""
+    masking = assignments.load("masking")
+    checkout = Path(tempfile.mkdtemp(prefix="autograder-staff-"))
+    try:
+        (checkout / "solutions" / "masking").mkdir(parents=True)
+        (checkout / "solutions" / "masking" / "masking.py").write_text("")
+        (checkout / "suites" / "masking" / "hidden").mkdir(parents=True)
+        (checkout / "suites" / "masking" / "hidden" / "SECRET").write_text("seed\n")
+        monkeypatch.setattr(assignments, "REPO_ROOT", checkout)
+        monkeypatch.setattr(assignments, "SUITES_DIR", checkout / "suites")
+        for mode, seen in ((0o755, [True, "seed"]), (0o700, [False, ""])):
+            os.chmod(checkout, mode)
+            assert _as_user(permissions.UID_POOL[-1], lambda: [masking.has_reference, masking.committed_secret]) == seen
+    finally:
+        shutil.rmtree(checkout)
+
+
+def _as_user(uid: int, question):
+    """``question()`` answered by a fork of this process that acts as ``uid`` (JSON through a pipe; None if it
+    failed)."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read)
+            os.setegid(uid)
+            os.seteuid(uid)
+            os.write(write, json.dumps(question()).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    with os.fdopen(read) as answer:
+        return json.loads(answer.read() or "null")
 
 
 def test_the_command_exits_with_mains_status_after_the_exit_handlers(tmp_path):
