@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -13,7 +15,7 @@ import pytest
 from autograder import batch, timing
 from autograder.grading import Parts
 from autograder.proxy import Student
-from autograder.sandbox import Isolation, Limits
+from autograder.sandbox import Isolation, Limits, OutputCapture
 
 MODULE = textwrap.dedent("""
     import time
@@ -90,10 +92,26 @@ def test_what_a_stopped_worker_printed_stays_in_the_tests_output(tmp_path):
         assert student.output_since(student.output_mark()) == ""
         flooded = student.output_mark()
         student.measured.chatty(10_000, 0)
-        assert "[... output truncated: " in student.output_since(flooded)  # counting what was read by then
+        assert "[... output truncated: 70000 bytes in all]" in student.output_since(flooded)
     finally:
         student.close()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_mark_counts_all_written_before_it_however_far_behind_the_draining_thread(monkeypatch):
+    """What a worker flushed before its reply is counted by a mark taken after the reply, even by a capture whose
+    thread has not run at all (under load, a chunk read but not yet counted let loading's print into a test)."""
+    reader, writer = os.pipe()
+    with monkeypatch.context() as patched:
+        patched.setattr(threading.Thread, "start", lambda thread: None)
+        capture = OutputCapture(os.fdopen(reader, "rb"), cap=100)
+    os.write(writer, b"loading\n")
+    mark = capture.settled_mark()
+    assert mark == 8
+    os.write(writer, b"x" * 1000)
+    os.close(writer)
+    assert capture.since(mark, limit=10) == "x" * 10 + "\n[... output truncated: 1000 bytes in all]"
+    assert capture.since(0) == "loading\n" + "x" * 92 + "\n[... output truncated: 1008 bytes in all]"
 
 
 def _comparison(student_ms: float, reference_ms: float, student_mb: float | None, reference_mb: float | None):
