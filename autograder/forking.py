@@ -5,9 +5,13 @@ A zygote serves a unix socket (``serve``): each request is a small JSON object (
 file descriptors the child gets, passed with it (its stdin, its stdout and stderr, then fds 3, 4, ...: a worker's
 requests and replies pipes), and the answer is the child's pid. The child is forked twice so that it is
 re-parented to the process that asked (a child subreaper, see ``autograder.sandbox.become_subreaper``), which can
-then wait for it like any child (``Forked``) and read how it ended. Before it runs, the child closes everything
-else it inherited, wipes the environment strings still in its memory, starts a session of its own and takes a
-parent-death signal.
+then wait for it like any child (``Forked``) and read how it ended. Before it runs, the child waits for the middle
+process's exit (a pidfd: its re-parenting is done by then), takes a parent-death signal, closes everything else it
+inherited, wipes the environment strings still in its memory and starts a session of its own.
+
+A request may ask for a PID namespace of the child's own: the middle process enters a new one before it forks, so the
+child is that namespace's PID 1, where a worker that made it itself forked again and kept a process outside
+(``autograder.worker.confine``): one fork and one exit of a torch-sized process less per worker.
 
 Before serving, the zygote freezes what it holds (``gc.freeze``): a child's garbage collections then never walk the
 zygote's objects, whose headers they would write, copying every page of the heap that a fork shares (torch's and
@@ -38,6 +42,7 @@ from collections.abc import Callable
 
 MAX_FDS = 4  # stdin, stdout (and stderr), fd 3 and fd 4
 PR_SET_PDEATHSIG = 1
+CLONE_NEWPID = 0x20000000
 
 
 class ForkRefused(RuntimeError):
@@ -62,6 +67,7 @@ def fork_ready() -> None:
 def serve(channel: socket.socket, parent: int, child: Callable[[], None], death: int = signal.SIGKILL) -> None:
     """Fork a child for every request on ``channel`` until it closes; ``parent`` is the pid children go to, and
     ``child()`` what each runs (it must not return); ``death`` the signal a child gets when ``parent`` dies."""
+    parent_fd = os.pidfd_open(parent)
     gc.collect()
     gc.freeze()  # see the module's docstring: children's collections leave the zygote's objects (and pages) alone
     while True:
@@ -71,8 +77,10 @@ def serve(channel: socket.socket, parent: int, child: Callable[[], None], death:
             os._exit(0)
         try:
             fork_ready()
-            answer = {"pid": _fork_twice(json.loads(message), fds, parent, child, death)}
-        except (ForkRefused, OSError, ValueError) as exc:
+            request = json.loads(message)
+            answer = {"pid": _fork_twice(request["environment"], bool(request.get("pid_namespace")), fds,
+                                         (parent, parent_fd), child, death)}
+        except (ForkRefused, OSError, ValueError, KeyError) as exc:
             answer = {"error": f"{type(exc).__name__}: {exc}"}
         finally:
             for fd in fds:
@@ -88,11 +96,13 @@ class Zygote:
         self.pid, self.channel, self.process = pid, channel, process
         self._lock = threading.Lock()
 
-    def spawn(self, environment: dict, fds: list[int], stdout) -> Forked:
-        """Fork a child with ``environment`` and ``fds`` (its stdin, stdout, fd 3, ...); ``stdout`` is this side's
-        end of its output (a file object or None). Raises ``ForkRefused`` with the zygote's reason."""
+    def spawn(self, environment: dict, fds: list[int], stdout, *, pid_namespace: bool = False) -> Forked:
+        """Fork a child with ``environment`` and ``fds`` (its stdin, stdout, fd 3, ...), as PID 1 of a new PID
+        namespace if ``pid_namespace``; ``stdout`` is this side's end of its output (a file object or None). Raises
+        ``ForkRefused`` with the zygote's reason."""
+        request = {"environment": environment, "pid_namespace": pid_namespace}
         with self._lock:
-            self.channel.sendmsg([json.dumps(environment).encode()],
+            self.channel.sendmsg([json.dumps(request).encode()],
                                  [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
             answer = json.loads(self.channel.recv(65536) or b"{}")
         if "pid" not in answer:
@@ -147,16 +157,22 @@ def await_exit(pid: int, timeout: float) -> None:
         os.close(fd)
 
 
-def _fork_twice(environment: dict, fds: list[int], parent: int, child: Callable[[], None], death: int) -> int:
+def _fork_twice(environment: dict, pid_namespace: bool, fds: list[int], parent: tuple[int, int],
+                child: Callable[[], None], death: int) -> int:
     read, write = os.pipe()
     middle = os.fork()
     if middle == 0:
         os.close(read)
         try:
+            if pid_namespace:
+                libc = ctypes.CDLL(None, use_errno=True)
+                if libc.unshare(CLONE_NEWPID) != 0:
+                    raise OSError(ctypes.get_errno(), "could not create a PID namespace")
+            gone = os.pidfd_open(os.getpid())
             grandchild = os.fork()
             if grandchild == 0:
                 os.close(write)
-                _become(environment, fds, parent, child, death)
+                _become(environment, fds, parent, gone, child, death)
             os.write(write, str(grandchild).encode())
         finally:
             os._exit(0)
@@ -166,16 +182,18 @@ def _fork_twice(environment: dict, fds: list[int], parent: int, child: Callable[
         return int(handle.read())
 
 
-def _become(environment: dict, fds: list[int], parent: int, child: Callable[[], None], death: int) -> None:
-    """In the new child: belong to ``parent``, take the descriptors, drop everything else, then run ``child``."""
+def _become(environment: dict, fds: list[int], parent: tuple[int, int], middle: int, child: Callable[[], None],
+            death: int) -> None:
+    """In the new child: belong to ``parent`` (its pid and a pidfd), take the descriptors, drop everything else,
+    then run ``child``. ``middle`` is a pidfd of the process that forked it, readable once that one has exited,
+    which the kernel signals after re-parenting its children: a death signal taken before then would fire at once."""
     try:
-        deadline = time.monotonic() + 5
-        while os.getppid() != parent:  # until the middle process is gone and the subreaper adopted us
-            if time.monotonic() > deadline:
-                os._exit(1)
-            time.sleep(0.001)
+        if not select.select([middle], [], [], 5)[0]:
+            os._exit(1)
         ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, death, 0, 0, 0)
-        if os.getppid() != parent:
+        pid, pidfd = parent
+        # Adopted by ``parent`` (0: it is outside this child's PID namespace), and alive once the signal is set.
+        if os.getppid() not in (pid, 0) or select.select([pidfd], [], [], 0)[0]:
             os._exit(1)
         os.setsid()
         moved = [fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in fds]  # out of the way of their targets first

@@ -73,7 +73,6 @@ def grade_one(assignment: assignments.Assignment, source: Path, out_dir: Path | 
     results' output lists them.
     """
     started = time.monotonic()
-    phases = {"startup": time.time() - (requested or psutil.Process().create_time())}  # until grading began
     become_subreaper()
     warm_up()
     results = Results(assignment=assignment.name, submission=name)
@@ -84,6 +83,8 @@ def grade_one(assignment: assignments.Assignment, source: Path, out_dir: Path | 
         permissions.protect_checkout()
     workdir = Path(tempfile.mkdtemp(prefix="autograder-"))
     broken, root, violations = None, None, {}
+    # Until grading began: the process's start, its workers' zygote forked, the checkout protected.
+    phases = {"startup": time.time() - (requested or psutil.Process().create_time())}
     mark = time.monotonic()
     try:
         root = stage(source, assignment.files, workdir, assignment.carried)

@@ -351,7 +351,8 @@ class Sandbox:
         out_r, out_w = os.pipe()
         devnull = os.open(os.devnull, os.O_RDONLY)
         try:
-            forked = ZYGOTE.spawn(self._environment(), [devnull, out_w, requests, replies], None)
+            forked = ZYGOTE.spawn(self._environment(), [devnull, out_w, requests, replies], None,
+                                  pid_namespace=self.isolation.mode == "namespaces")  # see _forked_into_namespace
         except BaseException:
             os.close(out_r)
             raise
@@ -367,9 +368,13 @@ class Sandbox:
         if self.lease is None:  # the worker shares the user's process count: allow what exists plus the limit
             limits["processes"] = self.limits.processes + _user_task_count()
         return {"mode": self.isolation.mode, "uid": self.lease.uid if self.lease else None,
-                "landlock": self.isolation.landlock,
+                "landlock": self.isolation.landlock, "init": self._forked_into_namespace(),
                 "workdir": str(self.root), "tmpdir": str(self.private / "tmp"),
                 "rootfs": str(self.private / "rootfs"), "tmp_mb": self.limits.tmp_mb, "limits": limits}
+
+    def _forked_into_namespace(self) -> bool:
+        """Whether the worker is already PID 1 of a PID namespace of its own (forked there by the zygote)."""
+        return isinstance(self.process, forking.Forked) and self.isolation.mode == "namespaces"
 
     def _handshake(self) -> None:
         protocol.write_frame(self._requests, {**self.spec, "confine": self.plan()}, [])
@@ -377,7 +382,7 @@ class Sandbox:
         try:
             answer, _ = protocol.read_frame(self._replies, deadline)
             if "pid" in answer:  # every mode reports the pid first (``confine.apply``) unless it failed before
-                self.worker_pid = int(answer["pid"])
+                self.worker_pid = None if answer["pid"] is None else int(answer["pid"])
                 answer, _ = protocol.read_frame(self._replies, deadline)
             elif answer.get("ready") is not False:
                 raise protocol.ProtocolError(f"the handshake began with {sorted(answer)}, not the worker's pid")

@@ -23,6 +23,7 @@ pytestmark = pytest.mark.slow
 SAME_RESULTS = textwrap.dedent("""
     import json, os, shutil, sys, tempfile
     from pathlib import Path
+    import psutil
     from autograder import sandbox
     from autograder.proxy import Student
     from autograder.sandbox import Isolation, Limits
@@ -37,7 +38,10 @@ SAME_RESULTS = textwrap.dedent("""
         "    return (a @ a.T).sum(dim=0)[:8].tolist(), torch.get_num_threads()\\n"
         "def frozen():\\n"
         "    import gc\\n"
-        "    return gc.get_freeze_count()\\n")
+        "    return gc.get_freeze_count()\\n"
+        "def pid():\\n"
+        "    import os\\n"
+        "    return os.getpid()\\n")
     answers = {}
     for mode in ("warm", "cold"):
         if mode == "warm":
@@ -48,6 +52,10 @@ SAME_RESULTS = textwrap.dedent("""
         answers[mode] = student.heavy.run()
         answers[mode + " frozen"] = student.heavy.frozen()
         answers[mode + " forked"] = type(student._sandbox.process).__name__ == "Forked"
+        # Processes between the grader and the worker: none where forked; where started, a stand-by in namespaces mode.
+        answers[mode + " pid"] = student.heavy.pid()
+        depth = len(psutil.Process(student._sandbox.pid).parents())
+        answers[mode + " between"] = depth - len(psutil.Process().parents()) - 1
         student.close()
     shutil.rmtree(folder.parent)
     print(json.dumps(answers))
@@ -61,6 +69,11 @@ def test_a_forked_worker_computes_what_a_started_one_does():
     assert answers["warm"] == answers["cold"] and answers["warm"][1] == 2
     # What the zygote held is frozen in the worker: its collections leave the pages it shares with the zygote alone.
     assert answers["warm frozen"] > 0 and answers["cold frozen"] == 0
+    if Isolation.detect().mode == "namespaces":  # init of its PID namespace either way (its processes die with it)
+        assert answers["warm pid"] == answers["cold pid"] == 1
+        assert (answers["warm between"], answers["cold between"]) == (0, 1)
+    else:
+        assert answers["warm between"] == answers["cold between"] == 0
 
 
 @pytest.mark.parametrize("setup", [
@@ -91,13 +104,17 @@ def test_warm_and_cold_batches_grade_alike(tmp_path, monkeypatch):
 SLOW_REPORT = textwrap.dedent("""
     import json, shutil, tempfile, time
     from pathlib import Path
-    from autograder import sandbox
+    from autograder import forking, sandbox
     from autograder.proxy import Student
     from autograder.sandbox import Isolation, Limits
     from autograder.worker import confine
 
     stand_by = confine._stand_by
     confine._stand_by = lambda *args: (time.sleep(0.5), stand_by(*args))
+    # A started worker's way into its namespace (a forked one is born there): it forks, and its parent reports.
+    spawn, plan = forking.Zygote.spawn, sandbox.Sandbox.plan
+    forking.Zygote.spawn = lambda zygote, *args, pid_namespace, **named: spawn(zygote, *args, **named)
+    sandbox.Sandbox.plan = lambda box: {**plan(box), "init": False}
     folder = Path(tempfile.mkdtemp(prefix="autograder-warm-")) / "submission"
     folder.mkdir()
     (folder / "tiny.py").write_text("def twice(x):\\n    return 2 * x\\n")

@@ -3,9 +3,10 @@
 The plan comes from the trusted side (``autograder.sandbox.Sandbox.plan``) in the worker's first message, and
 ``apply`` carries it out while the process still runs only the grader's code. Modes:
 
-- ``namespaces`` (root, where the kernel allows them): new PID, mount, network, IPC and UTS namespaces. The process
-  forks so that the worker is PID 1 of its PID namespace (when it exits, the kernel kills everything it started);
-  the parent stays behind only to report the worker's pid and to exit as it exits. The file system is a fresh
+- ``namespaces`` (root, where the kernel allows them): new PID, mount, network, IPC and UTS namespaces. The worker
+  is PID 1 of its PID namespace (when it exits, the kernel kills everything it started): a forked worker already
+  is (``plan["init"]``: the zygote forked it there, ``autograder.forking``); a started one forks, and its parent
+  stays behind only to report the worker's pid and to exit as it exits. The file system is a fresh
   tmpfs root that holds the allow-list and nothing else: the system's /usr (and /lib, /bin, ...), the interpreter
   and the virtual environment, read-only; the submission's staged copy at /submission; a private /tmp and
   /dev/shm capped in size; /proc of its own PID namespace; /dev/null and a few more devices. No network.
@@ -72,7 +73,7 @@ class ConfineError(Exception):
 def apply(plan: dict, requests: int, replies: int) -> dict:
     """Confine this process as ``plan`` says; returns ``{"cwd", "tmp"}``, the working folder and TMPDIR as the
     confined worker sees them. Exactly one ``{"pid": N}`` frame reaches ``replies`` first: the worker's pid as the
-    grader sees it (for reading its memory from outside)."""
+    grader sees it (for reading its memory from outside), or None where it is the process the grader started."""
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     mode = plan["mode"]
     if mode == "namespaces":
@@ -95,15 +96,20 @@ def apply(plan: dict, requests: int, replies: int) -> dict:
 
 def _namespaces(plan: dict, requests: int, replies: int) -> dict:
     libc = _libc()
-    _check(libc.unshare(CLONE_NEWPID), "create a PID namespace")
-    reported, report = os.pipe()
-    child = os.fork()
-    if child:
+    if plan.get("init"):
+        if os.getpid() != 1:
+            raise ConfineError(f"the worker should be PID 1 of a PID namespace of its own, and is PID {os.getpid()}")
+        protocol.write_frame(replies, {"pid": None})
+    else:
+        _check(libc.unshare(CLONE_NEWPID), "create a PID namespace")
+        reported, report = os.pipe()
+        child = os.fork()
+        if child:
+            os.close(reported)
+            _stand_by(child, requests, replies, report)
+        os.close(report)
+        os.read(reported, 1)  # end of file once the parent has written the pid frame: every frame of ours follows
         os.close(reported)
-        _stand_by(child, requests, replies, report)
-    os.close(report)
-    os.read(reported, 1)  # end of file once the parent has written the pid frame: every frame of ours follows it
-    os.close(reported)
     _check(libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS), "create the namespaces")
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     root = plan["rootfs"]
