@@ -46,7 +46,7 @@ from autograder import assignment as assignments
 from autograder import forking, permissions
 from autograder.assignment import SECRET_ENV
 from autograder.results import Results, TestResult, atomic_write, points
-from autograder.sandbox import COLD_ENV, Isolation, become_subreaper, child_pids, reap_children
+from autograder.sandbox import COLD_ENV, Isolation, become_subreaper, reap_children
 from autograder.submission import unreadable_zip
 
 ZYGOTES: dict[tuple, forking.Zygote] = {}  # the runner zygotes, by (side by side, isolation mode, Landlock ABI)
@@ -373,7 +373,7 @@ class Runners:
         not with ``signals=False``: a Ray worker's signals are Ray's); afterwards the scratch folder is removed and, if
         a runner ended abnormally, whatever it left is swept."""
         become_subreaper()  # forked runners are re-parented here
-        before = child_pids()  # the host's, never reaped here
+        before = forking.child_pids()  # the host's, never reaped here
         self.scratch = Path(tempfile.mkdtemp(prefix="autograder-batch-"))
         if self.isolation.privileged:
             os.chmod(self.scratch, 0o711)  # the workers' uids pass through to their own folders

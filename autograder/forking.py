@@ -5,13 +5,23 @@ A zygote serves a unix socket (``serve``): each request is a small JSON object (
 file descriptors the child gets, passed with it (its stdin, its stdout and stderr, then fds 3, 4, ...: a worker's
 requests and replies pipes), and the answer is the child's pid. The child is forked twice so that it is
 re-parented to the process that asked (a child subreaper, see ``autograder.sandbox.become_subreaper``), which can
-then wait for it like any child (``Forked``) and read how it ended. Before it runs, the child waits for the middle
-process's exit (a pidfd: its re-parenting is done by then), takes a parent-death signal, closes everything else it
-inherited, wipes the environment strings still in its memory and starts a session of its own.
+then wait for it like any child (``Forked``) and read how it ended. Once the middle process has exited (a pidfd: the
+kernel has re-parented the child by then), the child takes a parent-death signal and closes everything else it
+inherited; once handed its request, it wipes the environment strings still in its memory and starts a session of
+its own.
+
+The child is forked ahead of its request, a spare: two forks of a torch-sized process and the middle one's exit
+(about 35 ms here) happen while the asker stages, loads or runs tests, not while it waits (Android's zygote keeps
+such a pool, for the same reason). A request hands the spare its environment and descriptors over a socket of its
+own, and the next spare is forked after the answer. Until handed one, a spare is a child of the asker in the
+zygote's session, which no student process can enter (a worker starts a session of its own before it runs any), so
+the asker tells its zygotes' spares from a student's leftovers (``spares``). A spare that is gone by the time a
+request comes (killed) costs one fork, as before.
 
 A request may ask for a PID namespace of the child's own: the middle process enters a new one before it forks, so the
 child is that namespace's PID 1, where a worker that made it itself forked again and kept a process outside
-(``autograder.worker.confine``): one fork and one exit of a torch-sized process less per worker.
+(``autograder.worker.confine``): one fork and one exit of a torch-sized process less per worker. The spare is forked
+as the last request asked (the first one, as ``serve`` is told).
 
 Before serving, the zygote freezes what it holds (``gc.freeze``): a child's garbage collections then never walk the
 zygote's objects, whose headers they would write, copying every page of the heap that a fork shares (torch's and
@@ -39,6 +49,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 MAX_FDS = 4  # stdin, stdout (and stderr), fd 3 and fd 4
 PR_SET_PDEATHSIG = 1
@@ -64,28 +75,70 @@ def fork_ready() -> None:
         raise ForkRefused("CUDA is initialised here; a forked child could not use it")
 
 
-def serve(channel: socket.socket, parent: int, child: Callable[[], None], death: int = signal.SIGKILL) -> None:
+def serve(channel: socket.socket, parent: int, child: Callable[[], None], death: int = signal.SIGKILL, *,
+          pid_namespace: bool = False) -> None:
     """Fork a child for every request on ``channel`` until it closes; ``parent`` is the pid children go to, and
-    ``child()`` what each runs (it must not return); ``death`` the signal a child gets when ``parent`` dies."""
-    parent_fd = os.pidfd_open(parent)
+    ``child()`` what each runs (it must not return); ``death`` the signal a child gets when ``parent`` dies;
+    ``pid_namespace`` whether the first spare is forked into a PID namespace of its own."""
+    adoptive = (parent, os.pidfd_open(parent))
     gc.collect()
     gc.freeze()  # see the module's docstring: children's collections leave the zygote's objects (and pages) alone
+    spare = _ahead(pid_namespace, adoptive, child, death)
     while True:
         try:
             message, fds = _receive(channel)
         except (EOFError, OSError):
             os._exit(0)
+        wanted = None
         try:
-            fork_ready()
             request = json.loads(message)
-            answer = {"pid": _fork_twice(request["environment"], bool(request.get("pid_namespace")), fds,
-                                         (parent, parent_fd), child, death)}
+            wanted = bool(request.get("pid_namespace"))
+            environment = json.dumps(request["environment"]).encode()
+            if spare is not None and (spare.pid_namespace != wanted or not spare.hand(environment, fds)):
+                spare.drop()
+                spare = None
+            if spare is None:
+                spare = _fork_spare(wanted, adoptive, child, death)
+                if not spare.hand(environment, fds):
+                    raise OSError("the child forked for this request ended before it was handed it")
+            answer = {"pid": spare.pid}
         except (ForkRefused, OSError, ValueError, KeyError) as exc:
             answer = {"error": f"{type(exc).__name__}: {exc}"}
         finally:
             for fd in fds:
                 os.close(fd)
+            if spare is not None:
+                spare.drop()  # handed its request, or of no use for it
+                spare = None
         channel.send(json.dumps(answer).encode())
+        if wanted is not None:
+            spare = _ahead(wanted, adoptive, child, death)
+
+
+def spares(zygotes: set[Zygote] | None = None, *, ended: bool = False) -> set[int]:
+    """This process's children that its zygotes (or ``zygotes``) forked ahead and have not handed a request yet
+    (module docstring): alive and in a zygote's session; with ``ended``, those that have exited too (to collect)."""
+    zygotes = SERVING if zygotes is None else zygotes
+    sessions = {zygote.session for zygote in zygotes}
+    found = set()
+    for pid in child_pids() - {zygote.pid for zygote in zygotes} if sessions else ():
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            if (ended or fields[0] != "Z") and int(fields[3]) in sessions:  # state, ppid, process group, session
+                found.add(pid)
+    return found
+
+
+def child_pids() -> set[int]:
+    """The pids of this process's children, from each of its threads' list in /proc (psutil's way reads every
+    process's status on the machine: milliseconds, twice for every worker started and stopped)."""
+    try:
+        return {int(pid) for task in os.scandir("/proc/self/task")
+                for pid in Path(task.path, "children").read_text().split()}
+    except OSError:  # a kernel without CONFIG_PROC_CHILDREN
+        import psutil
+
+        return {child.pid for child in psutil.Process().children()}
 
 
 class Zygote:
@@ -94,7 +147,11 @@ class Zygote:
 
     def __init__(self, pid: int, channel: socket.socket, process: subprocess.Popen | None = None):
         self.pid, self.channel, self.process = pid, channel, process
+        self.session = -1
+        with contextlib.suppress(OSError):  # gone already: it forked nothing
+            self.session = os.getsid(pid)
         self._lock = threading.Lock()
+        SERVING.add(self)
 
     def spawn(self, environment: dict, fds: list[int], stdout, *, pid_namespace: bool = False) -> Forked:
         """Fork a child with ``environment`` and ``fds`` (its stdin, stdout, fd 3, ...), as PID 1 of a new PID
@@ -110,10 +167,23 @@ class Zygote:
         return Forked(int(answer["pid"]), stdout)
 
     def close(self) -> None:
+        """Close the channel: the zygote exits, and its spare (which then reads the end of its socket); collect both,
+        whether the zygote was killed first or not."""
+        left = spares({self}, ended=True)
+        SERVING.discard(self)
         with contextlib.suppress(OSError):
             self.channel.close()
         with contextlib.suppress(ChildProcessError, OSError):
             os.waitpid(self.pid, 0)
+        for pid in left:
+            await_exit(pid, 2.0)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+
+
+SERVING: set[Zygote] = set()  # this process's zygotes, whose spares ``spares`` finds
 
 
 class Forked:
@@ -157,8 +227,36 @@ def await_exit(pid: int, timeout: float) -> None:
         os.close(fd)
 
 
-def _fork_twice(environment: dict, pid_namespace: bool, fds: list[int], parent: tuple[int, int],
-                child: Callable[[], None], death: int) -> int:
+class _Spare:
+    """A child forked ahead of its request, adopted by the asker, waiting on ``link`` for its request."""
+
+    def __init__(self, pid: int, link: socket.socket, pid_namespace: bool):
+        self.pid, self.link, self.pid_namespace = pid, link, pid_namespace
+
+    def hand(self, environment: bytes, fds: list[int]) -> bool:
+        """Send the child its environment (JSON) and descriptors; False where it is gone."""
+        try:
+            self.link.sendmsg([environment], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
+        except OSError:
+            return False
+        return True
+
+    def drop(self) -> None:
+        """Close this side: a spare that was not handed a request exits on the end of its socket."""
+        self.link.close()
+
+
+def _ahead(pid_namespace: bool, parent: tuple[int, int], child: Callable[[], None], death: int) -> _Spare | None:
+    """The next spare, or None where it cannot be forked now (the request then forks, and says why)."""
+    try:
+        return _fork_spare(pid_namespace, parent, child, death)
+    except (ForkRefused, OSError, ValueError):
+        return None
+
+
+def _fork_spare(pid_namespace: bool, parent: tuple[int, int], child: Callable[[], None], death: int) -> _Spare:
+    fork_ready()
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     read, write = os.pipe()
     middle = os.fork()
     if middle == 0:
@@ -172,21 +270,26 @@ def _fork_twice(environment: dict, pid_namespace: bool, fds: list[int], parent: 
             grandchild = os.fork()
             if grandchild == 0:
                 os.close(write)
-                _become(environment, fds, parent, gone, child, death)
+                _wait(theirs, parent, gone, child, death)
             os.write(write, str(grandchild).encode())
         finally:
             os._exit(0)
+    theirs.close()
     os.close(write)
     os.waitpid(middle, 0)
     with os.fdopen(read) as handle:
-        return int(handle.read())
+        answer = handle.read()
+    if not answer.isdigit():
+        ours.close()
+        raise OSError("could not fork a child" + (" in a PID namespace of its own" if pid_namespace else ""))
+    return _Spare(int(answer), ours, pid_namespace)
 
 
-def _become(environment: dict, fds: list[int], parent: tuple[int, int], middle: int, child: Callable[[], None],
-            death: int) -> None:
-    """In the new child: belong to ``parent`` (its pid and a pidfd), take the descriptors, drop everything else,
-    then run ``child``. ``middle`` is a pidfd of the process that forked it, readable once that one has exited,
-    which the kernel signals after re-parenting its children: a death signal taken before then would fire at once."""
+def _wait(link: socket.socket, parent: tuple[int, int], middle: int, child: Callable[[], None], death: int) -> None:
+    """In the spare: belong to ``parent`` (its pid and a pidfd), close what the zygote holds, wait on ``link`` for a
+    request, then become its child. ``middle`` is a pidfd of the process that forked it, readable once that one has
+    exited, which the kernel signals after re-parenting its children: a death signal taken before then would fire at
+    once."""
     try:
         if not select.select([middle], [], [], 5)[0]:
             os._exit(1)
@@ -195,6 +298,21 @@ def _become(environment: dict, fds: list[int], parent: tuple[int, int], middle: 
         # Adopted by ``parent`` (0: it is outside this child's PID namespace), and alive once the signal is set.
         if os.getppid() not in (pid, 0) or select.select([pidfd], [], [], 0)[0]:
             os._exit(1)
+        keep = link.fileno()  # the zygote's channel among the rest: its asker would not see it close
+        os.closerange(3, keep)
+        os.closerange(keep + 1, os.sysconf("SC_OPEN_MAX"))
+        try:
+            message, fds = _receive(link)
+        except (EOFError, OSError, ValueError):  # the zygote is gone, or the request is not one
+            os._exit(0)
+        _become(json.loads(message), fds, child)
+    finally:
+        os._exit(1)
+
+
+def _become(environment: dict, fds: list[int], child: Callable[[], None]) -> None:
+    """In the spare handed a request: take the descriptors, drop everything else, then run ``child``."""
+    try:
         os.setsid()
         moved = [fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in fds]  # out of the way of their targets first
         targets = [0, 1, *range(3, 1 + len(fds))]

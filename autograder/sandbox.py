@@ -272,7 +272,7 @@ def warm_up() -> forking.Zygote | None:
                 signal.signal(number, signal.SIG_DFL)
             os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
             zygote = importlib.import_module("autograder.worker.zygote")  # the student side, in the zygote only
-            zygote.serve(theirs, parent)
+            zygote.serve(theirs, parent, pid_namespace=_namespaces_first())
         finally:
             os._exit(0)
     theirs.close()
@@ -280,6 +280,12 @@ def warm_up() -> forking.Zygote | None:
     ZYGOTE = forking.Zygote(pid, ours)
     atexit.register(close_zygote)
     return ZYGOTE
+
+
+def _namespaces_first() -> bool:
+    """Whether ``Isolation.detect`` tries namespaces first (as root, unless told not to): how the worker zygote's
+    first spare is forked, before this process knows its isolation."""
+    return os.geteuid() == 0 and os.environ.get(NAMESPACES_ENV) != "0"
 
 
 def close_zygote() -> None:
@@ -317,7 +323,7 @@ class Sandbox:
         if self.isolation.problem:
             raise SandboxError(self.isolation.problem)
         become_subreaper()  # a worker in a PID namespace outlives its parent outside it, and is re-parented here
-        self.elders = child_pids()  # this process's own (a caller's, the probe's): never the student's to reap
+        self.elders = forking.child_pids()  # this process's own (a caller's, the probe's): never the student's to reap
         self.private = Path(tempfile.mkdtemp(prefix="autograder-worker-"))
         (self.private / "tmp").mkdir()
         (self.private / "rootfs").mkdir()
@@ -530,18 +536,6 @@ def _reap_adopted(pid: int, seconds: float = 5.0) -> None:
             time.sleep(0.001)  # it has ended: its adoption here follows its parent's exit
 
 
-def child_pids() -> set[int]:
-    """The pids of this process's children, from each of its threads' list in /proc (psutil's way reads every
-    process's status on the machine: milliseconds, twice for every worker started and stopped)."""
-    try:
-        return {int(pid) for task in os.scandir("/proc/self/task")
-                for pid in Path(task.path, "children").read_text().split()}
-    except OSError:  # a kernel without CONFIG_PROC_CHILDREN
-        import psutil
-
-        return {child.pid for child in psutil.Process().children()}
-
-
 def reap_children(spared: set[int], seconds: float = 5.0) -> None:
     """Kill and reap every child of this subreaper but ``spared``, and what they started, until none is left (or
     ``seconds`` pass): a student's double-forked process, or a worker whose parent was killed, is re-parented here
@@ -550,11 +544,12 @@ def reap_children(spared: set[int], seconds: float = 5.0) -> None:
 
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if not child_pids() - spared:
+        kept = spared | forking.spares()  # a zygote's spare is a child too, until it is handed a request
+        if not forking.child_pids() - kept:
             return
         children = []
         with contextlib.suppress(psutil.Error):
-            children = [child for child in psutil.Process().children() if child.pid not in spared]
+            children = [child for child in psutil.Process().children() if child.pid not in kept]
         for child in children:
             with contextlib.suppress(psutil.Error):
                 for process in [*child.children(recursive=True), child]:

@@ -46,12 +46,13 @@ def _zombies() -> set[int]:
 def _grading_processes(zombies_before: set[int]) -> list[psutil.Process]:
     """This process's descendants that are runners, zygotes or workers (a forked one keeps its zygote's command line)
     or any sandbox uid's process, and any zombie left to this process since ``zombies_before``; not this process's own
-    runner zygotes (a batch graded here keeps them). Whatever a command started here and left is a descendant: this
-    process adopts orphans (``_adopting``), so other tests' gradings beside it are not counted."""
-    from autograder import batch
+    runner zygotes (a batch graded here keeps them) nor their spares (``forking.spares``). Whatever a command started
+    here and left is a descendant: this process adopts orphans (``_adopting``), so other tests' gradings beside it are
+    not counted."""
+    from autograder import batch, forking
     from autograder.permissions import UID_POOL
 
-    ours = {zygote.pid for zygote in batch.ZYGOTES.values()}
+    ours = {zygote.pid for zygote in batch.ZYGOTES.values()} | forking.spares()
     found = []
     for process in psutil.Process().children(recursive=True):
         with contextlib.suppress(psutil.NoSuchProcess):
@@ -118,7 +119,7 @@ def test_sigterm_stops_validate(tmp_path):
 
 def test_a_killed_runner_leaves_every_test_listed(tmp_path):
     """SIGKILL to a runner in the middle of a grading: the batch completes the results file it had started."""
-    from autograder import batch
+    from autograder import batch, forking
 
     source = reference_with(tmp_path, "slow", SLOW)
     job = batch.discover([source], "masking")[0]
@@ -127,9 +128,9 @@ def test_a_killed_runner_leaves_every_test_listed(tmp_path):
     def kill_the_runner():
         _wait_for(lambda: _grading_started(tmp_path / "out"), 120)
         time.sleep(1.0)
-        zygotes = {zygote.pid for zygote in batch.ZYGOTES.values()}
+        spared = {zygote.pid for zygote in batch.ZYGOTES.values()} | forking.spares()
         for child in psutil.Process().children():  # the runner, started (cold) or forked and re-parented here (warm)
-            if child.pid not in zygotes:
+            if child.pid not in spared:
                 child.kill()
 
     import threading

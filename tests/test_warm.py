@@ -76,6 +76,59 @@ def test_a_forked_worker_computes_what_a_started_one_does():
         assert answers["warm between"] == answers["cold between"] == 0
 
 
+SPARES = textwrap.dedent("""
+    import json, os, shutil, signal, tempfile, time
+    from pathlib import Path
+    from autograder import forking, sandbox
+    from autograder.proxy import Student
+    from autograder.sandbox import Isolation, Limits
+
+    def spare():
+        # The zygote's spare, once forked and adopted (the next one is forked after each answer).
+        deadline = time.monotonic() + 20
+        while not forking.spares() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return forking.spares()
+
+    def worker():
+        student = Student(folder, [{"name": "tiny"}], Limits(), Isolation.detect())
+        return student, student.tiny.twice(21), student._sandbox.process.pid
+
+    folder = Path(tempfile.mkdtemp(prefix="autograder-warm-")) / "submission"
+    folder.mkdir()
+    (folder / "tiny.py").write_text("def twice(x):\\n    return 2 * x\\n")
+    assert sandbox.warm_up() is not None
+    answers = {}
+    for turn in ("first", "second"):
+        ahead = spare()
+        student, answers[turn], pid = worker()
+        answers[turn + " was the spare"] = ahead == {pid} and pid not in forking.spares()
+        student.close()  # reaps what the worker left, which a spare is not
+    answers["spare kept"] = len(spare()) == 1 and spare() <= forking.child_pids()
+    for pid in spare():  # killed: the next request forks one
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    student, answers["after a killed spare"], _ = worker()
+    student.close()
+    spare()
+    sandbox.close_zygote()  # collects the zygote and its spare, zombies included
+    answers["children left"] = sorted(forking.child_pids())
+    shutil.rmtree(folder.parent)
+    print(json.dumps(answers))
+""")
+
+
+def test_a_spare_forked_ahead_is_handed_each_request_and_a_lost_one_costs_a_fork():
+    """The zygote forks each child ahead of its request (``autograder.forking``): a request is handed the spare,
+    whose forks are done; reaping a worker's leftovers spares it; a spare killed costs a fork, not the worker; closing
+    the zygote collects its spare."""
+    answers = json.loads(subprocess.run([sys.executable, "-c", SPARES], capture_output=True, text=True,
+                                        check=True).stdout)
+    assert answers["first"] == answers["second"] == answers["after a killed spare"] == 42
+    assert answers["first was the spare"] and answers["second was the spare"]
+    assert answers["spare kept"] and answers["children left"] == []
+
+
 @pytest.mark.parametrize("setup", [
     "import threading, time; threading.Thread(target=time.sleep, args=(5,), daemon=True).start()",
     "import torch; torch.cuda.is_initialized = lambda: True",

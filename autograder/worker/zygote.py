@@ -21,6 +21,7 @@ import matplotlib.pyplot  # noqa: E402, F401 - notebooks plot
 REQUESTS, REPLIES = 3, 4
 
 
-def serve(channel: socket.socket, parent: int) -> None:
-    """Fork a worker for every request on ``channel``; ``parent``, the grading process, becomes its parent."""
-    forking.serve(channel, parent, lambda: run(REQUESTS, REPLIES), death=signal.SIGKILL)
+def serve(channel: socket.socket, parent: int, pid_namespace: bool) -> None:
+    """Fork a worker for every request on ``channel``; ``parent``, the grading process, becomes its parent;
+    ``pid_namespace``: whether the first is likely to want a PID namespace of its own (it is forked ahead)."""
+    forking.serve(channel, parent, lambda: run(REQUESTS, REPLIES), death=signal.SIGKILL, pid_namespace=pid_namespace)
