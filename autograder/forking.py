@@ -50,6 +50,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 MAX_FDS = 4  # stdin, stdout (and stderr), fd 3 and fd 4
 PR_SET_PDEATHSIG = 1
@@ -75,15 +76,28 @@ def fork_ready() -> None:
         raise ForkRefused("CUDA is initialised here; a forked child could not use it")
 
 
+class _Children(NamedTuple):
+    """What ``serve`` was told about its children: the pid they go to and a pidfd of it, what each runs, the signal
+    it gets when that process dies, and what a spare does before its request comes."""
+
+    parent: int
+    parent_fd: int
+    child: Callable[[], None]
+    death: int
+    prepare: Callable[[], None] | None
+
+
 def serve(channel: socket.socket, parent: int, child: Callable[[], None], death: int = signal.SIGKILL, *,
-          pid_namespace: bool = False) -> None:
+          pid_namespace: bool = False, prepare: Callable[[], None] | None = None) -> None:
     """Fork a child for every request on ``channel`` until it closes; ``parent`` is the pid children go to, and
     ``child()`` what each runs (it must not return); ``death`` the signal a child gets when ``parent`` dies;
-    ``pid_namespace`` whether the first spare is forked into a PID namespace of its own."""
-    adoptive = (parent, os.pidfd_open(parent))
+    ``pid_namespace`` whether the first spare is forked into a PID namespace of its own; ``prepare()`` what a spare
+    does once adopted, before it reads its request (nothing a request could change: a runner forks its workers'
+    zygote, ``autograder.runner_zygote``)."""
+    children = _Children(parent, os.pidfd_open(parent), child, death, prepare)
     gc.collect()
     gc.freeze()  # see the module's docstring: children's collections leave the zygote's objects (and pages) alone
-    spare = _ahead(pid_namespace, adoptive, child, death)
+    spare = _ahead(pid_namespace, children)
     while True:
         try:
             message, fds = _receive(channel)
@@ -98,7 +112,7 @@ def serve(channel: socket.socket, parent: int, child: Callable[[], None], death:
                 spare.drop()
                 spare = None
             if spare is None:
-                spare = _fork_spare(wanted, adoptive, child, death)
+                spare = _fork_spare(wanted, children)
                 if not spare.hand(environment, fds):
                     raise OSError("the child forked for this request ended before it was handed it")
             answer = {"pid": spare.pid}
@@ -112,7 +126,7 @@ def serve(channel: socket.socket, parent: int, child: Callable[[], None], death:
                 spare = None
         channel.send(json.dumps(answer).encode())
         if wanted is not None:
-            spare = _ahead(wanted, adoptive, child, death)
+            spare = _ahead(wanted, children)
 
 
 def spares(zygotes: set[Zygote] | None = None, *, ended: bool = False) -> set[int]:
@@ -246,15 +260,15 @@ class _Spare:
         self.link.close()
 
 
-def _ahead(pid_namespace: bool, parent: tuple[int, int], child: Callable[[], None], death: int) -> _Spare | None:
+def _ahead(pid_namespace: bool, children: _Children) -> _Spare | None:
     """The next spare, or None where it cannot be forked now (the request then forks, and says why)."""
     try:
-        return _fork_spare(pid_namespace, parent, child, death)
+        return _fork_spare(pid_namespace, children)
     except (ForkRefused, OSError, ValueError):
         return None
 
 
-def _fork_spare(pid_namespace: bool, parent: tuple[int, int], child: Callable[[], None], death: int) -> _Spare:
+def _fork_spare(pid_namespace: bool, children: _Children) -> _Spare:
     fork_ready()
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     read, write = os.pipe()
@@ -270,7 +284,7 @@ def _fork_spare(pid_namespace: bool, parent: tuple[int, int], child: Callable[[]
             grandchild = os.fork()
             if grandchild == 0:
                 os.close(write)
-                _wait(theirs, parent, gone, child, death)
+                _wait(theirs, gone, children)
             os.write(write, str(grandchild).encode())
         finally:
             os._exit(0)
@@ -285,47 +299,63 @@ def _fork_spare(pid_namespace: bool, parent: tuple[int, int], child: Callable[[]
     return _Spare(int(answer), ours, pid_namespace)
 
 
-def _wait(link: socket.socket, parent: tuple[int, int], middle: int, child: Callable[[], None], death: int) -> None:
-    """In the spare: belong to ``parent`` (its pid and a pidfd), close what the zygote holds, wait on ``link`` for a
-    request, then become its child. ``middle`` is a pidfd of the process that forked it, readable once that one has
-    exited, which the kernel signals after re-parenting its children: a death signal taken before then would fire at
-    once."""
+def _wait(link: socket.socket, middle: int, children: _Children) -> None:
+    """In the spare: belong to the parent ``children`` names, close what the zygote holds, prepare, wait on ``link``
+    for a request, then become its child. ``middle`` is a pidfd of the process that forked it, readable once that one
+    has exited, which the kernel signals after re-parenting its children: a death signal taken before then would
+    fire at once."""
     try:
         if not select.select([middle], [], [], 5)[0]:
             os._exit(1)
-        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, death, 0, 0, 0)
-        pid, pidfd = parent
-        # Adopted by ``parent`` (0: it is outside this child's PID namespace), and alive once the signal is set.
-        if os.getppid() not in (pid, 0) or select.select([pidfd], [], [], 0)[0]:
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, children.death, 0, 0, 0)
+        # Adopted by the parent (0: it is outside this child's PID namespace), and alive once the signal is set.
+        if os.getppid() not in (children.parent, 0) or select.select([children.parent_fd], [], [], 0)[0]:
             os._exit(1)
         keep = link.fileno()  # the zygote's channel among the rest: its asker would not see it close
         os.closerange(3, keep)
         os.closerange(keep + 1, os.sysconf("SC_OPEN_MAX"))
+        if children.prepare is not None:
+            children.prepare()
+        prepared = _open_fds() - {0, 1, 2, keep}
         try:
             message, fds = _receive(link)
         except (EOFError, OSError, ValueError):  # the zygote is gone, or the request is not one
             os._exit(0)
-        _become(json.loads(message), fds, child)
+        _become(json.loads(message), fds, children.child, prepared)
     finally:
         os._exit(1)
 
 
-def _become(environment: dict, fds: list[int], child: Callable[[], None]) -> None:
-    """In the spare handed a request: take the descriptors, drop everything else, then run ``child``."""
+def _become(environment: dict, fds: list[int], child: Callable[[], None], prepared: set[int]) -> None:
+    """In the spare handed a request: take the descriptors, drop everything else but what ``prepared`` opened (the
+    zygote's were closed before), then run ``child``."""
     try:
         os.setsid()
-        moved = [fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in fds]  # out of the way of their targets first
         targets = [0, 1, *range(3, 1 + len(fds))]
+        if prepared & set(targets):
+            os._exit(1)
+        moved = [fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in fds]  # out of the way of their targets first
         for target, fd in zip(targets, moved, strict=True):
             os.dup2(fd, target)
         os.dup2(moved[1], 2)
-        os.closerange(max(3, targets[-1] + 1), os.sysconf("SC_OPEN_MAX"))
+        for fd in _open_fds() - {0, 1, 2, *targets} - prepared:  # the request's originals and copies, the socket
+            os.close(fd)
         _wipe_environment()
         os.environ.clear()
         os.environ.update(environment)
         child()
     finally:
         os._exit(1)
+
+
+def _open_fds() -> set[int]:
+    """This process's open descriptors (not the one that listed them, closed by then)."""
+    found = set()
+    for name in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(int(name), fcntl.F_GETFD)
+            found.add(int(name))
+    return found
 
 
 def _wipe_environment() -> None:

@@ -4,7 +4,8 @@ The batch starts it once per kind of grading (side by side or alone: OpenMP read
 imported) and reuses it for every submission: it imports torch (its optimisers' compiler stack too), matplotlib, pytest
 and the harness, and reads the assignments' public recordings (what students get), never a suite's code, a reference
 or a job (each runner's workers are copies of it too), then forks a runner per request. A forked runner reads its
-job on stdin and grades exactly as a started one (``autograder.runner.main``), its own workers' zygote forked first.
+job on stdin and grades exactly as a started one (``autograder.runner.main``), its own workers' zygote forked first:
+by the spare, before its request came (``forking.serve``'s ``prepare``), so a runner's start does not wait for it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import matplotlib
 
 from autograder import assignment as assignments
 from autograder import forking, oracle, runner
+from autograder.sandbox import warm_up
 
 matplotlib.use("Agg")
 import matplotlib.pyplot  # noqa: E402, F401 - the workers' zygote, a copy of each runner, gets it ready made
@@ -43,7 +45,7 @@ def main() -> None:
     channel = socket.socket(fileno=options.channel)
     _import_optimisers()
     oracle.preload([assignments.load(name).expected_file for name in assignments.names()])
-    forking.serve(channel, os.getppid(), _run, death=signal.SIGTERM)
+    forking.serve(channel, os.getppid(), _run, death=signal.SIGTERM, prepare=warm_up)
 
 
 def _run() -> None:

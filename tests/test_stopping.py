@@ -46,13 +46,16 @@ def _zombies() -> set[int]:
 def _grading_processes(zombies_before: set[int]) -> list[psutil.Process]:
     """This process's descendants that are runners, zygotes or workers (a forked one keeps its zygote's command line)
     or any sandbox uid's process, and any zombie left to this process since ``zombies_before``; not this process's own
-    runner zygotes (a batch graded here keeps them) nor their spares (``forking.spares``). Whatever a command started
-    here and left is a descendant: this process adopts orphans (``_adopting``), so other tests' gradings beside it are
-    not counted."""
+    runner zygotes (a batch graded here keeps them) nor their spares (``forking.spares``, and what they forked ahead
+    in turn). Whatever a command started here and left is a descendant: this process adopts orphans (``_adopting``),
+    so other tests' gradings beside it are not counted."""
     from autograder import batch, forking
     from autograder.permissions import UID_POOL
 
-    ours = {zygote.pid for zygote in batch.ZYGOTES.values()} | forking.spares()
+    ours = {zygote.pid for zygote in batch.ZYGOTES.values()}
+    for pid in forking.spares():  # a runner forked ahead, with its workers' zygote and first worker
+        with contextlib.suppress(psutil.NoSuchProcess):
+            ours |= {pid} | {child.pid for child in psutil.Process(pid).children(recursive=True)}
     found = []
     for process in psutil.Process().children(recursive=True):
         with contextlib.suppress(psutil.NoSuchProcess):

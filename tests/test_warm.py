@@ -4,6 +4,7 @@ handshake holds its order however the processes are scheduled."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -11,10 +12,11 @@ import sys
 import textwrap
 import time
 
+import psutil
 import pytest
 from conftest import MASKING, reference_with
 
-from autograder import batch, protocol
+from autograder import batch, forking, protocol
 from autograder.sandbox import Isolation, Limits, Sandbox, SandboxError
 
 pytestmark = pytest.mark.slow
@@ -92,11 +94,24 @@ SPARES = textwrap.dedent("""
 
     def worker():
         student = Student(folder, [{"name": "tiny"}], Limits(), Isolation.detect())
+        answers["descriptors"] = student.tiny.descriptors()
         return student, student.tiny.twice(21), student._sandbox.process.pid
 
     folder = Path(tempfile.mkdtemp(prefix="autograder-warm-")) / "submission"
     folder.mkdir()
-    (folder / "tiny.py").write_text("def twice(x):\\n    return 2 * x\\n")
+    (folder / "tiny.py").write_text(
+        "import fcntl, os\\n"
+        "def twice(x):\\n"
+        "    return 2 * x\\n"
+        "def descriptors():\\n"
+        "    found = []\\n"
+        "    for name in os.listdir('/proc/self/fd'):\\n"
+        "        try:\\n"
+        "            fcntl.fcntl(int(name), fcntl.F_GETFD)\\n"
+        "            found.append(int(name))\\n"
+        "        except OSError:\\n"
+        "            pass\\n"
+        "    return sorted(found)\\n")
     assert sandbox.warm_up() is not None
     answers = {}
     for turn in ("first", "second"):
@@ -120,13 +135,14 @@ SPARES = textwrap.dedent("""
 
 def test_a_spare_forked_ahead_is_handed_each_request_and_a_lost_one_costs_a_fork():
     """The zygote forks each child ahead of its request (``autograder.forking``): a request is handed the spare,
-    whose forks are done; reaping a worker's leftovers spares it; a spare killed costs a fork, not the worker; closing
-    the zygote collects its spare."""
+    whose forks are done, and the worker holds only its own descriptors; reaping a worker's leftovers spares it; a
+    spare killed costs a fork, not the worker; closing the zygote collects its spare."""
     answers = json.loads(subprocess.run([sys.executable, "-c", SPARES], capture_output=True, text=True,
                                         check=True).stdout)
     assert answers["first"] == answers["second"] == answers["after a killed spare"] == 42
     assert answers["first was the spare"] and answers["second was the spare"]
     assert answers["spare kept"] and answers["children left"] == []
+    assert answers["descriptors"] == [0, 1, 2, 3, 4], "a worker holds its pipes and nothing of the zygote's"
 
 
 @pytest.mark.parametrize("setup", [
@@ -142,6 +158,8 @@ def test_a_zygote_refuses_to_fork_a_thread_pool_or_a_cuda_context(setup):
 
 
 def test_warm_and_cold_batches_grade_alike(tmp_path, monkeypatch):
+    """The same scores either way; and a warm batch's next runner, forked ahead, has forked its workers' zygote while
+    it waits (``forking.serve``'s ``prepare``), which has forked its first worker ahead in turn."""
     source = reference_with(tmp_path, "partly", "def masked_softmax(scores, mask=None):\n    return scores\n")
     scores = {}
     for cold in ("0", "1"):
@@ -149,8 +167,23 @@ def test_warm_and_cold_batches_grade_alike(tmp_path, monkeypatch):
         job = batch.Job("partly", source, MASKING.name)
         [results] = batch.grade_all([job], tmp_path / f"out-{cold}", progress=False, public_only=True)
         scores[cold] = {t.number: t.score for t in results.tests}
+        if cold == "0":
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and not _prepared(forking.spares()):
+                time.sleep(0.05)
+            assert _prepared(forking.spares()), "the next runner has forked its workers' zygote, and it a worker"
     assert scores["0"] == scores["1"] and 0 < sum(scores["0"].values()) < sum(
         t.max_score for t in results.tests)
+
+
+def _prepared(spares: set[int]) -> bool:
+    """Whether one of ``spares`` has two children: its workers' zygote, and the first worker it forked ahead (adopted
+    by the runner-to-be, as every child of a zygote is by the process that asks it)."""
+    for pid in spares:
+        with contextlib.suppress(psutil.Error):
+            if len(psutil.Process(pid).children()) == 2:
+                return True
+    return False
 
 
 # The worker outside its PID namespace reports the pid; delay it, as a loaded machine may after the fork.
