@@ -351,6 +351,8 @@ class Runners:
         with self._lock:
             self.live.discard(process)
             self.abnormal = self.abnormal or process.returncode != 0
+            live = {runner.pid for runner in self.live}
+        forking.reap_ended(set(ZYGOTES.values()), keep=live)  # what earlier runners left
 
     def stop(self) -> None:
         """SIGTERM every runner (each stops its workers and writes what it has), then SIGKILL the stragglers."""

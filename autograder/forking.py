@@ -134,12 +134,28 @@ def spares(zygotes: set[Zygote] | None = None, *, ended: bool = False) -> set[in
     (module docstring): alive and in a zygote's session; with ``ended``, those that have exited too (to collect)."""
     zygotes = SERVING if zygotes is None else zygotes
     sessions = {zygote.session for zygote in zygotes}
-    found = set()
-    for pid in child_pids() - {zygote.pid for zygote in zygotes} if sessions else ():
+    return {pid for pid, (state, session) in _children(sessions).items()
+            if session in sessions and (ended or state != "Z") and pid not in {zygote.pid for zygote in zygotes}}
+
+
+def reap_ended(zygotes: set[Zygote], keep: set[int]) -> None:
+    """Collect this process's children in ``zygotes``' sessions that have exited, but ``keep`` (children whose exit
+    is someone's to read): what a runner forked ahead leaves (its workers' zygote and that one's spare, killed as it
+    exits and re-parented here), which otherwise waited as zombies until the batch ended, one or two per submission."""
+    sessions = {zygote.session for zygote in zygotes}
+    for pid, (state, session) in _children(sessions).items():
+        if state == "Z" and session in sessions and pid not in keep:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)
+
+
+def _children(sessions: set[int]) -> dict[int, tuple[str, int]]:
+    """This process's children (none to look for where ``sessions`` is empty): their state and session."""
+    found = {}
+    for pid in child_pids() if sessions else ():
         with contextlib.suppress(OSError, ValueError, IndexError):
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            if (ended or fields[0] != "Z") and int(fields[3]) in sessions:  # state, ppid, process group, session
-                found.add(pid)
+            found[pid] = (fields[0], int(fields[3]))  # state, ppid, process group, session
     return found
 
 

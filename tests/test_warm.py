@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import psutil
@@ -241,3 +242,27 @@ def test_a_handshake_out_of_order_is_the_graders_failure(tmp_path):
 def test_a_reply_that_is_neither_an_answer_nor_an_error_breaks_the_channel(tmp_path, reply):
     with pytest.raises(protocol.ProtocolError, match="neither an answer nor an error"):
         _fed(tmp_path, reply).request({"op": "load"}, [], time.monotonic() + 5)
+
+
+def test_a_batch_collects_what_its_runners_leave_as_it_goes(tmp_path, monkeypatch):
+    """Each runner's workers' zygote and its spare die with the runner and are re-parented to the batch: collected as
+    the batch goes, not left as zombies until it ends (two per submission before)."""
+    monkeypatch.setenv("AUTOGRADER_COLD", "0")
+    source = reference_with(tmp_path, "partly", "def masked_softmax(scores, mask=None):\n    return scores\n")
+    jobs = [batch.Job(f"partly{index}", source, MASKING.name) for index in range(5)]
+    most, done = [0], threading.Event()
+
+    def count():
+        while not done.wait(0.05):
+            with contextlib.suppress(psutil.Error):
+                zombies = [c for c in psutil.Process().children() if c.status() == psutil.STATUS_ZOMBIE]
+                most[0] = max(most[0], len(zombies))
+
+    watcher = threading.Thread(target=count)
+    watcher.start()
+    try:
+        batch.grade_all(jobs, tmp_path / "out", workers=1, progress=False, public_only=True)
+    finally:
+        done.set()
+        watcher.join()
+    assert most[0] <= 3, f"{most[0]} zombies at once: at most what the last runner left, and a runner's own exit"
