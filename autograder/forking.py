@@ -134,8 +134,9 @@ def spares(zygotes: set[Zygote] | None = None, *, ended: bool = False) -> set[in
     (module docstring): alive and in a zygote's session; with ``ended``, those that have exited too (to collect)."""
     zygotes = SERVING if zygotes is None else zygotes
     sessions = {zygote.session for zygote in zygotes}
-    return {pid for pid, (state, session) in _children(sessions).items()
-            if session in sessions and (ended or state != "Z") and pid not in {zygote.pid for zygote in zygotes}}
+    found = {pid for pid, (state, session) in _children(sessions).items()
+             if session in sessions and (ended or state != "Z")}
+    return found - {zygote.pid for zygote in zygotes}
 
 
 def reap_ended(zygotes: set[Zygote], keep: set[int]) -> None:
