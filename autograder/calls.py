@@ -22,6 +22,11 @@ def forward_backward(target, args, kwargs, grad_output=None) -> dict:
     The output gradient is ``grad_output`` when given (same structure as the output), else ones.
     Returns ``{"output", "input_grads" (one per positional arg, None where not a float tensor),
     "param_grads" ({name: grad or None} when target is an nn.Module)}``.
+
+    The pass starts from the scalar ``sum((o * g).sum())``, whose gradient with respect to each output ``o`` is
+    exactly ``g`` (every factor is 1), not from ``torch.autograd.backward(outputs, grads)``: that call's first use in
+    a process imports sympy (about 490 modules, half a second to a second here), which a student's ``check`` waited
+    for in its worker. Its shape check is kept, since a product would broadcast a wrongly shaped output.
     """
     import torch
 
@@ -36,7 +41,11 @@ def forward_backward(target, args, kwargs, grad_output=None) -> dict:
              if g is not None and _is_float_tensor(o) and o.requires_grad]
     if not pairs:
         raise RuntimeError("the output does not require grad: is it detached from the inputs and parameters?")
-    torch.autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
+    for number, (o, g) in enumerate(pairs):
+        if o.shape != g.shape:
+            raise RuntimeError(f"Mismatch in shape: output {number} has shape {tuple(o.shape)}, but its gradient "
+                               f"has shape {tuple(g.shape)}")
+    sum((o * g).sum() for o, g in pairs).backward()
     params = {}
     if isinstance(target, torch.nn.Module):
         params = {name: p.grad for name, p in target.named_parameters()}
