@@ -179,6 +179,16 @@ def names() -> list[str]:
     return sorted(found, key=lambda n: (load(n).order, n))
 
 
+def has_notebooks(name: str) -> bool:
+    """Whether assignment ``name`` is handed in as notebooks (which may plot), read from its toml alone: ``check``
+    asks before its workers' zygote is forked, which must not hold more (True where the toml cannot tell)."""
+    try:
+        modules = _read(SUITES_DIR / name / "assignment.toml").get("modules")
+    except (OSError, AssignmentError):
+        return True
+    return not isinstance(modules, list) or any(not isinstance(m, dict) or "notebook" in m for m in modules)
+
+
 def load(name: str) -> Assignment:
     path = SUITES_DIR / name / "assignment.toml"
     if not path.is_file():

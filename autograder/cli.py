@@ -208,7 +208,8 @@ def cmd_report(options) -> int:
 
 
 def cmd_check(options) -> int:
-    warm_up()  # first: the workers' zygote imports torch on the other core while this process imports the runner
+    # First: the workers' zygote imports torch on the other core while this process imports the runner.
+    warm_up(plots=assignments.has_notebooks(options.assignment))
     from autograder.runner import grade_one
 
     assignment = assignments.load(options.assignment)

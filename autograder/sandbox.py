@@ -249,10 +249,11 @@ def become_subreaper() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
-def warm_up() -> forking.Zygote | None:
+def warm_up(plots: bool = True) -> forking.Zygote | None:
     """Fork this process's worker zygote (``autograder.forking``), once: call it first thing, before reading a job or
     loading anything hidden, since every worker is a copy of the zygote's memory. None where workers start cold:
-    ``AUTOGRADER_COLD=1`` (to compare), or a process that already runs a second thread (``forking.fork_ready``)."""
+    ``AUTOGRADER_COLD=1`` (to compare), or a process that already runs a second thread (``forking.fork_ready``).
+    ``plots``: whether its workers get pyplot ready made (``autograder.worker.zygote``)."""
     global ZYGOTE
     if ZYGOTE is not None or os.environ.get(COLD_ENV) == "1":
         return ZYGOTE
@@ -272,7 +273,7 @@ def warm_up() -> forking.Zygote | None:
                 signal.signal(number, signal.SIG_DFL)
             os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
             zygote = importlib.import_module("autograder.worker.zygote")  # the student side, in the zygote only
-            zygote.serve(theirs, parent, pid_namespace=_namespaces_first())
+            zygote.serve(theirs, parent, pid_namespace=_namespaces_first(), plots=plots)
         finally:
             os._exit(0)
     theirs.close()

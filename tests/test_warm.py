@@ -17,6 +17,7 @@ import psutil
 import pytest
 from conftest import MASKING, reference_with
 
+from autograder import assignment as assignments
 from autograder import batch, forking, protocol
 from autograder.sandbox import Isolation, Limits, Sandbox, SandboxError
 
@@ -44,7 +45,10 @@ SAME_RESULTS = textwrap.dedent("""
         "    return gc.get_freeze_count()\\n"
         "def pid():\\n"
         "    import os\\n"
-        "    return os.getpid()\\n")
+        "    return os.getpid()\\n"
+        "def plots():\\n"
+        "    import sys\\n"
+        "    return 'matplotlib.pyplot' in sys.modules\\n")
     answers = {}
     for mode in ("warm", "cold"):
         if mode == "warm":
@@ -54,6 +58,7 @@ SAME_RESULTS = textwrap.dedent("""
         student = Student(folder, [{"name": "heavy"}], Limits(threads=2), Isolation.detect())
         answers[mode] = student.heavy.run()
         answers[mode + " frozen"] = student.heavy.frozen()
+        answers[mode + " plots"] = student.heavy.plots()
         answers[mode + " forked"] = type(student._sandbox.process).__name__ == "Forked"
         # Processes between the grader and the worker: none where forked; where started, a stand-by in namespaces mode.
         answers[mode + " pid"] = student.heavy.pid()
@@ -72,11 +77,42 @@ def test_a_forked_worker_computes_what_a_started_one_does():
     assert answers["warm"] == answers["cold"] and answers["warm"][1] == 2
     # What the zygote held is frozen in the worker: its collections leave the pages it shares with the zygote alone.
     assert answers["warm frozen"] > 0 and answers["cold frozen"] == 0
+    assert answers["warm plots"], "by default the zygote has pyplot ready made for notebooks"
     if Isolation.detect().mode == "namespaces":  # init of its PID namespace either way (its processes die with it)
         assert answers["warm pid"] == answers["cold pid"] == 1
         assert (answers["warm between"], answers["cold between"]) == (0, 1)
     else:
         assert answers["warm between"] == answers["cold between"] == 0
+
+
+PLOTLESS = textwrap.dedent("""
+    import json, shutil, tempfile
+    from pathlib import Path
+    from autograder import sandbox
+    from autograder.proxy import Student
+    from autograder.sandbox import Isolation, Limits
+
+    folder = Path(tempfile.mkdtemp(prefix="autograder-warm-")) / "submission"
+    folder.mkdir()
+    (folder / "plain.py").write_text("import sys\\ndef plots():\\n    return 'matplotlib.pyplot' in sys.modules\\n")
+    assert sandbox.warm_up(plots=False) is not None
+    student = Student(folder, [{"name": "plain"}], Limits(), Isolation.detect())
+    print(json.dumps({"plots": student.plain.plots(), "forked": type(student._sandbox.process).__name__ == "Forked"}))
+    student.close()
+    shutil.rmtree(folder.parent)
+""")
+
+
+def test_a_check_without_notebooks_forks_its_workers_from_a_zygote_without_pyplot():
+    """``check`` asks the assignment's toml whether it is handed in as notebooks before it forks its workers'
+    zygote; without notebooks the zygote skips pyplot (a third of its imports, on the student's wait)."""
+    assert {name: assignments.has_notebooks(name) for name in assignments.names()} == {
+        name: any("notebook" in module for module in assignments.load(name).modules) for name in assignments.names()}
+    assert {"attention", "positions"} <= set(filter(assignments.has_notebooks, assignments.names()))
+    assert not assignments.has_notebooks("masking") and assignments.has_notebooks("no-such-assignment")
+    answers = json.loads(subprocess.run([sys.executable, "-c", PLOTLESS], capture_output=True, text=True,
+                                        check=True).stdout)
+    assert answers == {"plots": False, "forked": True}
 
 
 SPARES = textwrap.dedent("""

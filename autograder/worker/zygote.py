@@ -9,19 +9,22 @@ from __future__ import annotations
 import signal
 import socket
 
-import matplotlib
 import torch  # noqa: F401 - imported once here, so that no worker pays for it
 
 from autograder import forking
 from autograder.worker.__main__ import run
 
-matplotlib.use("Agg")
-import matplotlib.pyplot  # noqa: E402, F401 - notebooks plot
-
 REQUESTS, REPLIES = 3, 4
 
 
-def serve(channel: socket.socket, parent: int, pid_namespace: bool) -> None:
+def serve(channel: socket.socket, parent: int, pid_namespace: bool, plots: bool = True) -> None:
     """Fork a worker for every request on ``channel``; ``parent``, the grading process, becomes its parent;
-    ``pid_namespace``: whether the first is likely to want a PID namespace of its own (it is forked ahead)."""
+    ``pid_namespace``: whether the first is likely to want a PID namespace of its own (it is forked ahead);
+    ``plots``: whether to import matplotlib's pyplot first, for notebooks that plot (a third of this zygote's
+    imports, which a student's ``check`` of an assignment without notebooks would wait for)."""
+    if plots:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot  # noqa: F401
     forking.serve(channel, parent, lambda: run(REQUESTS, REPLIES), death=signal.SIGKILL, pid_namespace=pid_namespace)
