@@ -18,11 +18,15 @@ a public test whose recording is stale: live grading replays the recording only 
 sources its values come from, ``Assignment.recording_fingerprint``) is the current one, which saves
 recomputing the reference's and every mutant's values for every submission.
 
-The gradings of one batch share the known mistakes' values of the checks they run live (``shared``, a folder of the
-batch's that no student process can reach): a hidden check asks every submission the same question, and computing
-every mistake's answer for each one that fails it is most of a failing submission's hidden grading. Those values are
-keyed by everything the check asks to the last bit (``exact_question``: a machine's own floats, not a portable key)
-and the term's secret; a check that closes over something that cannot be read exactly is not shared.
+The gradings of one batch share the values of the checks they run live, the reference's and the known mistakes'
+(``shared``, a folder of the batch's that no student process can reach): a hidden check asks every submission the
+same question, and computing every mistake's answer for each one that fails it is most of a failing submission's
+hidden grading, while the reference's answers are the same for every one. Those values are keyed by everything the
+check asks to the last bit (``exact_question``: a machine's own floats, not a portable key), the assignment and the
+term's secret; a check that closes over something that cannot be read exactly is not shared. The module globals a
+check reads are keyed by name only: they must be the suite's own (constants, helpers, draws from the secret), never
+something a grading changes, such as a student's output kept at module level (pass it in, as a closure or a
+default).
 """
 
 from __future__ import annotations
@@ -96,7 +100,7 @@ class Oracle:
                  shared: Path | None = None, salt: str = ""):
         """``store``: the recording to replay (``replay``; in ``live`` mode too, where its fingerprint is
         ``fingerprint``) or to write (``record``, stamped with ``fingerprint``). ``shared``: the batch's folder of
-        mistakes' values (see the module docstring), under keys salted with ``salt`` (the term's secret)."""
+        values (see the module docstring), under keys salted with ``salt`` (the assignment and the term's secret)."""
         if mode not in ("live", "record", "replay"):
             raise ValueError(f"unknown oracle mode {mode!r}")
         self.mode, self.reference, self.mutants, self.store = mode, reference, list(mutants), store
@@ -124,34 +128,40 @@ class Oracle:
         if self.mode == "replay":
             raise AssertionError("the expected values for this check are missing from the assignment's "
                                  "public/expected.zip: ask the course staff to rebuild the assignment")
-        started = time.monotonic()
-        value = _seeded(fn, self.reference)
-        self._spent(started)
         if self.mode == "record":
+            started = time.monotonic()
+            value = _seeded(fn, self.reference)
+            self._spent(started)
             variants = self._run_mutants(fn)
             self.recorded[key] = (value, variants)
             return Expected(value, variants)
         test = self._test
-        return Expected(value, lambda: self._shared_variants(fn, test))
+        started = time.monotonic()
+        value = self._shared(fn, test, "value", lambda: _seeded(fn, self.reference))
+        self._spent(started)
+        return Expected(value, lambda: self._shared(fn, test, "variants", lambda: self._run_mutants(fn))
+                        if self.mutants else [])
 
-    def _shared_variants(self, fn, test: str) -> Variants:
-        """The mistakes' values for ``fn``: read from the batch's shared folder, or computed and left there."""
-        digest = exact_question(fn) if self.shared is not None and self.mutants else None
+    def _shared(self, fn, test: str, part: str, compute: Callable[[], Any]) -> Any:
+        """``compute()``, the reference's value for ``fn`` (``part`` "value") or the mistakes' ("variants"): read
+        from the batch's shared folder, or computed and left there."""
+        digest = exact_question(fn) if self.shared is not None else None
         if digest is None:
-            return self._run_mutants(fn)
-        name = hashlib.sha256(json.dumps([VERSION, test, self.salt, digest]).encode()).hexdigest()
+            return compute()
+        name = hashlib.sha256(json.dumps([VERSION, test, self.salt, digest, part]).encode()).hexdigest()
         path = self.shared / f"{name}.zip"
+        slot = 0 if part == "value" else 1  # a stored entry is a (value, variants) pair
         if path.is_file():
             with contextlib.suppress(OSError, KeyError, ValueError, zipfile.BadZipFile, protocol.ProtocolError):
-                return read_store(path)["variants"][1]
-        variants = self._run_mutants(fn)
+                return read_store(path)[part][slot]
+        result = compute()
         partial = path.with_name(f"{name}.{os.getpid()}.partial")
         try:
-            write_store(partial, {"variants": (None, variants)})
+            write_store(partial, {part: (result, []) if part == "value" else (None, result)})
             os.replace(partial, path)  # whole or absent, for the batch's other gradings
         except (OSError, TypeError, ValueError, protocol.ProtocolError):  # a value the channel cannot carry
             partial.unlink(missing_ok=True)
-        return variants
+        return result
 
     def _run_mutants(self, fn) -> Variants:
         started = time.monotonic()

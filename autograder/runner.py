@@ -263,7 +263,8 @@ def make_oracle(assignment: assignments.Assignment, mode: str, record_to: Path |
     """The oracle for this run and the reference implementation (``None`` when replaying).
 
     ``record`` mode writes to ``record_to`` (default: the assignment's ``public/expected.zip``); live checks share
-    the known mistakes' values in ``shared`` under the term's ``secret`` (``autograder.oracle``). ``verdicts`` is
+    the reference's and the known mistakes' values in ``shared`` under the assignment's name and the term's
+    ``secret`` (``autograder.oracle``; a batch may grade several assignments, whose suites ask alike). ``verdicts`` is
     ``live`` without the known mistakes' values: scores only, no mistake named (``validate``'s runs under fresh
     secrets, which compare verdicts; computing every mistake's value for every failed comparison is most of a
     mutant's grading).
@@ -282,7 +283,7 @@ def make_oracle(assignment: assignments.Assignment, mode: str, record_to: Path |
     store = (record_to or assignment.expected_file) if mode == "record" else assignment.expected_file
     known = [] if mode == "verdicts" else mutants.fingerprints(assignment)
     return Oracle("live" if mode == "verdicts" else mode, reference, known, store, assignment.recording_fingerprint(),
-                  shared=shared, salt=secret), reference
+                  shared=shared, salt=f"{assignment.name}/{secret}"), reference
 
 
 def set_threads(threads: int) -> None:

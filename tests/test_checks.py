@@ -8,7 +8,8 @@ import types
 import pytest
 import torch
 
-from autograder import batch, grading, permissions
+from autograder import assignment as assignments
+from autograder import batch, grading, permissions, runner
 from autograder.grading import assert_close, assert_rows_sum_to_one, assert_tensor
 from autograder.oracle import Expected, Oracle, read_store, write_store
 from autograder.sandbox import Isolation
@@ -142,7 +143,45 @@ def test_a_batch_shares_the_mistakes_values_of_a_live_check(tmp_path):
     assert len(calls) == 3
     variants(x, closed=object())
     variants(x, closed=object())  # an object's state cannot be read exactly: computed every time
-    assert len(calls) == 5 and len(list(tmp_path.glob("*.zip"))) == 3
+    assert len(calls) == 5 and len(list(tmp_path.glob("*.zip"))) == 3 * 2  # the reference's value beside each
+
+
+def test_a_batch_shares_the_references_values_of_a_live_check(tmp_path):
+    """The reference's value of a live check is computed once per batch too (every grading asks it the same
+    question): keyed as the mistakes' values are, and kept apart from them; without a shared folder (no root), or for a
+    check closing over an object, it is computed every time."""
+    calls = []
+
+    def added(x):
+        calls.append(x)
+        return x + 1, x.dtype
+
+    reference = types.SimpleNamespace(f=added)
+    mistakes = [types.SimpleNamespace(description="doubles", implementation=types.SimpleNamespace(f=lambda x: x * 2))]
+
+    def expected(x, salt="term", closed=None, shared=tmp_path):
+        oracle = Oracle("live", reference, mistakes, shared=shared, salt=salt)
+        oracle.start_test("hidden/test_a.py::test_x")
+        return oracle(lambda impl: (impl.f(x), closed) if closed is not None else impl.f(x))
+
+    x = torch.tensor([1.0, 2.0])
+    first = expected(x)
+    again = expected(x.clone())  # the batch's next grading reads it
+    assert len(calls) == 1 and torch.equal(again.value[0], torch.tensor([2.0, 3.0]))
+    assert again.value[1] == first.value[1] == torch.float32 and isinstance(again.value, tuple)
+    assert [name for name, _ in again.variants()] == ["doubles"] and len(calls) == 1
+    expected(x, salt="another term")
+    expected(x, closed=object())
+    expected(x, closed=object())
+    expected(x, shared=None)
+    assert len(calls) == 5
+
+
+def test_two_assignments_in_one_batch_never_share_values(tmp_path):
+    """Their suites may ask alike (the same test file and name, a carried module's checks) of different references."""
+    salts = {runner.make_oracle(assignments.load(name), "verdicts", shared=tmp_path, secret="term")[0].salt
+             for name in ("masking", "positions")}
+    assert len(salts) == 2
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="sandbox uids exist only when grading as root")
