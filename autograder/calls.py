@@ -25,8 +25,8 @@ def forward_backward(target, args, kwargs, grad_output=None) -> dict:
 
     The pass starts from the scalar ``sum((o * g).sum())``, whose gradient with respect to each output ``o`` is
     exactly ``g`` (every factor is 1), not from ``torch.autograd.backward(outputs, grads)``: that call's first use in
-    a process imports sympy (about 490 modules, half a second to a second here), which a student's ``check`` waited
-    for in its worker. Its shape check is kept, since a product would broadcast a wrongly shaped output.
+    a process imports sympy (hundreds of modules), which a student's ``check`` waited for in its worker. Its shape
+    check is kept, since a product would broadcast a wrongly shaped output.
     """
     import torch
 

@@ -31,9 +31,9 @@ PR_SET_PDEATHSIG = 1
 
 
 def _import_optimisers() -> None:
-    """Build an optimiser once: torch's first one imports its compiler stack (hundreds of modules, about a second),
-    which every lm grading paid twice (the reference's values in the runner, the student's trainer in the worker), and
-    every grading's first backward pass paid in part (sympy). It starts no thread, so the zygote can still fork."""
+    """Build an optimiser once: torch's first one imports its compiler stack (hundreds of modules), which every lm
+    grading paid twice (the reference's values in the runner, the student's trainer in the worker). It starts no
+    thread, so the zygote can still fork."""
     torch.optim.AdamW([torch.nn.Parameter(torch.zeros(1))])
 
 
