@@ -114,6 +114,11 @@ class Assignment:
         return [module_file(m) for m in self.modules if not m.get("carried")]
 
     @property
+    def notebooks(self) -> list[str]:
+        """The notebooks a submission holds (``positions.ipynb``): the modules handed in as notebooks."""
+        return [m["notebook"] for m in self.modules if m.get("notebook")]
+
+    @property
     def carried(self) -> dict[str, str]:
         """Carried file -> the earlier assignment it comes from (``{"masking.py": "masking"}``)."""
         return {module_file(m): m["carried"] for m in self.modules if m.get("carried")}
@@ -177,16 +182,6 @@ def names() -> list[str]:
     """Every assignment with a suite, in course order when ``order`` is set in its toml."""
     found = [p.parent.name for p in SUITES_DIR.glob("*/assignment.toml")]
     return sorted(found, key=lambda n: (load(n).order, n))
-
-
-def has_notebooks(name: str) -> bool:
-    """Whether assignment ``name`` is handed in as notebooks (which may plot), read from its toml alone: ``check``
-    asks before its workers' zygote is forked, which must not hold more (True where the toml cannot tell)."""
-    try:
-        modules = _read(SUITES_DIR / name / "assignment.toml").get("modules")
-    except (OSError, AssignmentError):
-        return True
-    return not isinstance(modules, list) or any(not isinstance(m, dict) or "notebook" in m for m in modules)
 
 
 def load(name: str) -> Assignment:

@@ -208,11 +208,12 @@ def cmd_report(options) -> int:
 
 
 def cmd_check(options) -> int:
-    # First: the workers' zygote imports torch on the other core while this process imports the runner.
-    warm_up(plots=assignments.has_notebooks(options.assignment))
+    # The toml only (nothing hidden), then the workers' zygote first: it imports torch on the other core while this
+    # process imports the runner, and pyplot only for notebooks, which may plot.
+    assignment = assignments.load(options.assignment)
+    warm_up(plots=bool(assignment.notebooks))
     from autograder.runner import grade_one
 
-    assignment = assignments.load(options.assignment)
     folder = options.folder.resolve()
     if not folder.is_dir():
         log.error("error: %s %s; give the folder that holds your %s (`autograder check %s FOLDER`)", options.folder,

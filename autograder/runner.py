@@ -218,7 +218,7 @@ def manual_results(assignment: assignments.Assignment, root: Path | None) -> lis
         return []
     questions = json.loads(assignment.manual_file.read_text())
     answers: dict[str, str] = {}
-    notebook = next((m["notebook"] for m in assignment.modules if m.get("notebook")), None)
+    notebook = next(iter(assignment.notebooks), None)
     if root is not None and notebook:
         with contextlib.suppress(NotebookError):
             answers = collect_answers(root / notebook, questions)

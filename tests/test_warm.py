@@ -104,12 +104,10 @@ PLOTLESS = textwrap.dedent("""
 
 
 def test_a_check_without_notebooks_forks_its_workers_from_a_zygote_without_pyplot():
-    """``check`` asks the assignment's toml whether it is handed in as notebooks before it forks its workers'
-    zygote; without notebooks the zygote skips pyplot (a third of its imports, on the student's wait)."""
-    assert {name: assignments.has_notebooks(name) for name in assignments.names()} == {
-        name: any("notebook" in module for module in assignments.load(name).modules) for name in assignments.names()}
-    assert {"attention", "positions"} <= set(filter(assignments.has_notebooks, assignments.names()))
-    assert not assignments.has_notebooks("masking") and assignments.has_notebooks("no-such-assignment")
+    """``check`` reads the assignment's toml before it forks its workers' zygote; without notebooks the zygote skips
+    pyplot (a third of its imports, on the student's wait)."""
+    assert {name for name in assignments.names() if assignments.load(name).notebooks} == {"attention", "positions"}
+    assert assignments.load("positions").notebooks == ["positions.ipynb"] and not assignments.load("masking").notebooks
     answers = json.loads(subprocess.run([sys.executable, "-c", PLOTLESS], capture_output=True, text=True,
                                         check=True).stdout)
     assert answers == {"plots": False, "forked": True}
