@@ -233,7 +233,7 @@ def grade_all(jobs: list[Job], out: Path, *, workers: int = 1, public_only: bool
         for path in (out, *(job.source for job in jobs)):
             permissions.protect(path)
     bar = progress_bar(len(jobs), progress)
-    runners = Runners(isolation, side_by_side=workers > 1 and len(jobs) > 1)
+    runners = Runners(isolation, side_by_side=workers > 1 and len(jobs) > 1, huge_pages=len(jobs) > 1)
     finished: dict[int, Results] = {}
 
     def run(index: int, job: Job) -> None:
@@ -281,11 +281,14 @@ class Runners:
 
     Runners are forked by a warm zygote (``autograder.runner_zygote``), one per kind of grading, started once and kept
     for the life of this process (``validate`` grades many batches); ``AUTOGRADER_COLD=1`` starts each runner as a
-    new interpreter instead."""
+    new interpreter instead. ``huge_pages``: the zygote, if started here, moves its memory into 2 MiB pages before it
+    serves (``forking.collapse_memory``): for a batch of many, whose forks that makes cheaper; a lone submission's
+    would wait for the move (a zygote started for one is then reused as it is)."""
 
-    def __init__(self, isolation: Isolation, side_by_side: bool = False):
+    def __init__(self, isolation: Isolation, side_by_side: bool = False, huge_pages: bool = False):
         self.isolation = isolation
         self.side_by_side = side_by_side
+        self.huge_pages = huge_pages
         self.stopping = False
         self.live: set = set()
         self.abnormal = False  # a runner died or was killed: its leftovers need a sweep
@@ -312,7 +315,8 @@ class Runners:
         if zygote is None or zygote.process.poll() is not None:
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             process = subprocess.Popen(
-                [sys.executable, "-m", "autograder.runner_zygote", "--channel", str(theirs.fileno())],
+                [sys.executable, "-m", "autograder.runner_zygote", "--channel", str(theirs.fileno()),
+                 *(["--huge-pages"] if self.huge_pages else [])],
                 pass_fds=(theirs.fileno(),), env=self.environment(), cwd="/", stdin=subprocess.DEVNULL,
                 start_new_session=True)
             theirs.close()

@@ -95,7 +95,8 @@ def grade_task(fields: dict, packed: tuple[str, bytes], options: dict) -> dict[s
     with tempfile.TemporaryDirectory(prefix="autograder-task-") as temp:  # mode 0700: the grader's alone
         out_dir = Path(temp) / "out"
         job = batch.Job(**fields, source=unpack(*packed, Path(temp) / "source"))
-        runners = batch.Runners(isolation, side_by_side=options.pop("side_by_side"))
+        many = options.pop("side_by_side")  # a batch of many: its submissions share this worker's runner zygote
+        runners = batch.Runners(isolation, side_by_side=many, huge_pages=many)
         with runners.stop_on_signals(signals=False):
             batch.grade_job(job, out_dir, runners=runners, **options)
         return {str(path.relative_to(out_dir)): path.read_bytes() for path in sorted(out_dir.rglob("*"))

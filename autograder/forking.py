@@ -27,6 +27,15 @@ Before serving, the zygote freezes what it holds (``gc.freeze``): a child's garb
 zygote's objects, whose headers they would write, copying every page of the heap that a fork shares (torch's and
 pytest's modules; README, Instructor workflow, for what that cost).
 
+A fork copies one page-table entry per 4 KiB page of the zygote's private memory, and each exit frees them: with
+torch, pytest and the harness imported, that is most of a fork's cost, and it is in the kernel. The runner zygote of
+a batch of many, whose memory is copied several times per submission (a runner, its workers' zygote, their spares),
+first asks the kernel to move that memory into 2 MiB pages (``collapse_memory``, ``serve(huge_pages=True)``): one
+entry each. A child's first write to such a page splits it back into 4 KiB entries (copying the one page it writes),
+so a child pays only for what it touches. The move copies the memory once, which a lone submission would wait for, and
+a workers' zygote, forked per grading from a runner, keeps the pages it inherits as they are (README, Instructor
+workflow, for the figures).
+
 A fork is safe only before a thread pool or a CUDA context exists: the zygote refuses to fork when its process has
 a second thread or torch has initialised CUDA (``fork_ready``). The grader's processes keep OpenBLAS to one thread
 (``autograder/__init__.py``), and a zygote never computes anything.
@@ -53,6 +62,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 MAX_FDS = 4  # stdin, stdout (and stderr), fd 3 and fd 4
+HUGE_PAGE = 2 << 20
+MADV_COLLAPSE = 25  # Linux 6.1
 PR_SET_PDEATHSIG = 1
 CLONE_NEWPID = 0x20000000
 
@@ -76,6 +87,33 @@ def fork_ready() -> None:
         raise ForkRefused("CUDA is initialised here; a forked child could not use it")
 
 
+def collapse_memory() -> int:
+    """Back this process's private anonymous memory (its heap and unnamed mappings) with 2 MiB pages where the kernel
+    can, and return how many bytes are in such pages now. ``MADV_COLLAPSE`` does it at once, whatever the system's
+    transparent huge page setting; an older kernel, or a range it cannot move, refuses with an error, and the memory
+    stays as it was (only the forks' cost differs)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    for line in Path("/proc/self/maps").read_text().splitlines():
+        address, permissions, *rest = line.split()
+        name = rest[3] if len(rest) > 3 else ""
+        if permissions != "rw-p" or name not in ("", "[heap]"):
+            continue
+        start, end = (int(bound, 16) for bound in address.split("-"))
+        start, end = -(-start // HUGE_PAGE) * HUGE_PAGE, end // HUGE_PAGE * HUGE_PAGE
+        if end > start:
+            libc.madvise(start, end - start, MADV_COLLAPSE)
+    return huge_bytes(os.getpid())
+
+
+def huge_bytes(pid: int) -> int:
+    """Bytes of process ``pid``'s anonymous memory in huge pages (its ``AnonHugePages``)."""
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        if line.startswith("AnonHugePages:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
 class _Children(NamedTuple):
     """What ``serve`` was told about its children: the pid they go to and a pidfd of it, what each runs, the signal
     it gets when that process dies, and what a spare does before its request comes."""
@@ -88,15 +126,18 @@ class _Children(NamedTuple):
 
 
 def serve(channel: socket.socket, parent: int, child: Callable[[], None], death: int = signal.SIGKILL, *,
-          pid_namespace: bool = False, prepare: Callable[[], None] | None = None) -> None:
+          pid_namespace: bool = False, prepare: Callable[[], None] | None = None, huge_pages: bool = False) -> None:
     """Fork a child for every request on ``channel`` until it closes; ``parent`` is the pid children go to, and
     ``child()`` what each runs (it must not return); ``death`` the signal a child gets when ``parent`` dies;
     ``pid_namespace`` whether the first spare is forked into a PID namespace of its own; ``prepare()`` what a spare
     does once adopted, before it reads its request (nothing a request could change: a runner forks its workers'
-    zygote, ``autograder.runner_zygote``)."""
+    zygote, ``autograder.runner_zygote``); ``huge_pages``: whether to move this process's memory into 2 MiB pages
+    first (``collapse_memory``), for a zygote that serves a whole batch."""
     children = _Children(parent, os.pidfd_open(parent), child, death, prepare)
     gc.collect()
     gc.freeze()  # see the module's docstring: children's collections leave the zygote's objects (and pages) alone
+    if huge_pages:
+        collapse_memory()
     spare = _ahead(pid_namespace, children)
     while True:
         try:

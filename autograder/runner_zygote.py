@@ -3,9 +3,10 @@
 The batch starts it once per kind of grading (side by side or alone: OpenMP reads its wait policy when torch is
 imported) and reuses it for every submission: it imports torch (its optimisers' compiler stack too), matplotlib, pytest
 and the harness, and reads the assignments' public recordings (what students get), never a suite's code, a reference
-or a job (each runner's workers are copies of it too), then forks a runner per request. A forked runner reads its
-job on stdin and grades exactly as a started one (``autograder.runner.main``), its own workers' zygote forked first:
-by the spare, before its request came (``forking.serve``'s ``prepare``), so a runner's start does not wait for it.
+or a job (each runner's workers are copies of it too); for a batch of many it moves its memory into huge pages
+(``forking.collapse_memory``: cheaper forks); then it forks a runner per request. A forked runner reads its job on
+stdin and grades exactly as a started one (``autograder.runner.main``), its own workers' zygote forked first: by the
+spare, before its request came (``forking.serve``'s ``prepare``), so a runner's start does not wait for it.
 """
 
 from __future__ import annotations
@@ -37,15 +38,23 @@ def _import_optimisers() -> None:
     torch.optim.AdamW([torch.nn.Parameter(torch.zeros(1))])
 
 
+def hold() -> None:
+    """Load what every runner needs beyond this module's imports (``bench/forks.py`` holds the same)."""
+    _import_optimisers()
+    oracle.preload([assignments.load(name).expected_file for name in assignments.names()])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--channel", type=int, required=True, help="file descriptor of the batch's socket")
+    parser.add_argument("--huge-pages", action="store_true",
+                        help="move this process's memory into 2 MiB pages before serving (a batch of many)")
     options = parser.parse_args()
     ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     channel = socket.socket(fileno=options.channel)
-    _import_optimisers()
-    oracle.preload([assignments.load(name).expected_file for name in assignments.names()])
-    forking.serve(channel, os.getppid(), _run, death=signal.SIGTERM, prepare=warm_up)
+    hold()
+    forking.serve(channel, os.getppid(), _run, death=signal.SIGTERM, prepare=warm_up,
+                  huge_pages=options.huge_pages)
 
 
 def _run() -> None:

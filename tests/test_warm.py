@@ -5,13 +5,16 @@ handshake holds its order however the processes are scheduled."""
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
+import mmap
 import os
 import subprocess
 import sys
 import textwrap
 import threading
 import time
+from pathlib import Path
 
 import psutil
 import pytest
@@ -192,23 +195,74 @@ def test_a_zygote_refuses_to_fork_a_thread_pool_or_a_cuda_context(setup):
     assert "refused:" in output and "zygote: None" in output  # the worker then starts cold
 
 
+def _kernel_collapses() -> bool:
+    """Whether this kernel moves memory into huge pages on request (MADV_COLLAPSE, Linux 6.1+), tried on a mapping
+    of its own."""
+    size = 4 * forking.HUGE_PAGE
+    with mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS) as memory:
+        memory.write(b"x" * size)
+        pointer = ctypes.c_char.from_buffer(memory)
+        offset = -ctypes.addressof(pointer) % forking.HUGE_PAGE
+        del pointer
+        try:
+            memory.madvise(forking.MADV_COLLAPSE, offset, forking.HUGE_PAGE)
+        except OSError:
+            return False
+    return True
+
+
+COLLAPSE = textwrap.dedent("""
+    import json, os
+    from autograder import forking
+    memory = bytearray(os.urandom(1 << 20) * 64)
+    kept = bytes(memory)
+    huge = forking.collapse_memory()
+    pid = os.fork()
+    if pid == 0:
+        same = memory == kept
+        memory[::4096] = bytes(len(memory[::4096]))  # splits every huge page it writes, and copies the page
+        os._exit(0 if same and memory != kept else 1)
+    _, status = os.waitpid(pid, 0)
+    print(json.dumps({"huge": huge, "child": os.waitstatus_to_exitcode(status), "kept": memory == kept}))
+""")
+
+
+@pytest.mark.skipif(not _kernel_collapses(), reason="this kernel does not move memory into huge pages on request")
+def test_collapsed_memory_is_in_huge_pages_and_forks_share_it_copy_on_write():
+    """``collapse_memory`` moves a zygote's heap into 2 MiB pages; a child reads what the zygote held and its writes
+    stay its own."""
+    answers = json.loads(subprocess.run([sys.executable, "-c", COLLAPSE], capture_output=True, text=True,
+                                        check=True).stdout)
+    assert answers["huge"] >= 32 << 20, "most of the 64 MB held is in huge pages"
+    assert answers["child"] == 0 and answers["kept"]
+
+
 def test_warm_and_cold_batches_grade_alike(tmp_path, monkeypatch):
     """The same scores either way; and a warm batch's next runner, forked ahead, has forked its workers' zygote while
-    it waits (``forking.serve``'s ``prepare``), which has forked its first worker ahead in turn."""
+    it waits (``forking.serve``'s ``prepare``), which has forked its first worker ahead in turn. The runner zygote of
+    a batch of two holds its memory in huge pages, where the kernel can move it, and a lone job's does not."""
     source = reference_with(tmp_path, "partly", "def masked_softmax(scores, mask=None):\n    return scores\n")
     scores = {}
     for cold in ("0", "1"):
         monkeypatch.setenv("AUTOGRADER_COLD", cold)
-        job = batch.Job("partly", source, MASKING.name)
-        [results] = batch.grade_all([job], tmp_path / f"out-{cold}", progress=False, public_only=True)
-        scores[cold] = {t.number: t.score for t in results.tests}
+        jobs = [batch.Job(f"partly-{number}", source, MASKING.name) for number in range(2)]
+        collected = batch.grade_all(jobs, tmp_path / f"out-{cold}", progress=False, public_only=True)
+        scores[cold] = [{t.number: t.score for t in results.tests} for results in collected]
         if cold == "0":
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline and not _prepared(forking.spares()):
                 time.sleep(0.05)
             assert _prepared(forking.spares()), "the next runner has forked its workers' zygote, and it a worker"
-    assert scores["0"] == scores["1"] and 0 < sum(scores["0"].values()) < sum(
-        t.max_score for t in results.tests)
+            if _kernel_collapses():
+                [zygote] = batch.ZYGOTES.values()
+                assert forking.huge_bytes(zygote.pid) >= 64 << 20
+                batch.close_zygotes()
+                assert batch.grade_job(jobs[0], tmp_path / "lone") is not None
+                [zygote] = batch.ZYGOTES.values()
+                if "[always]" not in Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text():
+                    assert forking.huge_bytes(zygote.pid) == 0, "a lone job's runner does not wait for the move"
+    assert scores["0"] == scores["1"] and all(0 < sum(s.values()) < sum(t.max_score for t in collected[0].tests)
+                                              for s in scores["0"])
 
 
 def _prepared(spares: set[int]) -> bool:
