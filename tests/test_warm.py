@@ -243,6 +243,7 @@ def test_warm_and_cold_batches_grade_alike(tmp_path, monkeypatch):
     a batch of two holds its memory in huge pages, where the kernel can move it, and a lone job's does not."""
     source = reference_with(tmp_path, "partly", "def masked_softmax(scores, mask=None):\n    return scores\n")
     scores = {}
+    batch.close_zygotes()  # this process's earlier tests' zygotes: the batch starts its own
     for cold in ("0", "1"):
         monkeypatch.setenv("AUTOGRADER_COLD", cold)
         jobs = [batch.Job(f"partly-{number}", source, MASKING.name) for number in range(2)]
