@@ -103,13 +103,14 @@ def collapse_memory() -> int:
         start, end = -(-start // HUGE_PAGE) * HUGE_PAGE, end // HUGE_PAGE * HUGE_PAGE
         if end > start:
             libc.madvise(start, end - start, MADV_COLLAPSE)
-    return huge_bytes(os.getpid())
+    return rollup_bytes(os.getpid(), "AnonHugePages")
 
 
-def huge_bytes(pid: int) -> int:
-    """Bytes of process ``pid``'s anonymous memory in huge pages (its ``AnonHugePages``)."""
+def rollup_bytes(pid: int, field: str) -> int:
+    """The bytes process ``pid``'s ``/proc/PID/smaps_rollup`` counts under ``field`` ("Anonymous", "AnonHugePages",
+    ...); 0 where it has no such line."""
     for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-        if line.startswith("AnonHugePages:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) * 1024
     return 0
 

@@ -52,8 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     touch = bytearray(max(options.touch_mb) << 20)  # memory the children write, held like the rest
     gc.collect()
     gc.freeze()
-    anonymous = sum(int(line.split()[1]) for line in open("/proc/self/smaps_rollup") if line.startswith("Anonymous:"))
-    print(f"the zygote's anonymous memory: {anonymous / 1024:.0f} MB")
+    print(f"the zygote's anonymous memory: {forking.rollup_bytes(os.getpid(), 'Anonymous') / 2**20:.0f} MB")
     small = {megabytes: per_fork(options.forks, touch, megabytes) for megabytes in options.touch_mb}
     started = time.perf_counter()
     huge = forking.collapse_memory()

@@ -256,12 +256,13 @@ def test_warm_and_cold_batches_grade_alike(tmp_path, monkeypatch):
             assert _prepared(forking.spares()), "the next runner has forked its workers' zygote, and it a worker"
             if _kernel_collapses():
                 [zygote] = batch.ZYGOTES.values()
-                assert forking.huge_bytes(zygote.pid) >= 64 << 20
+                assert forking.rollup_bytes(zygote.pid, "AnonHugePages") >= 64 << 20
                 batch.close_zygotes()
                 assert batch.grade_job(jobs[0], tmp_path / "lone") is not None
                 [zygote] = batch.ZYGOTES.values()
                 if "[always]" not in Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text():
-                    assert forking.huge_bytes(zygote.pid) == 0, "a lone job's runner does not wait for the move"
+                    lone = forking.rollup_bytes(zygote.pid, "AnonHugePages")
+                    assert lone == 0, "a lone job's runner does not wait for the move"
     assert scores["0"] == scores["1"] and all(0 < sum(s.values()) < sum(t.max_score for t in collected[0].tests)
                                               for s in scores["0"])
 
