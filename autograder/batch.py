@@ -30,7 +30,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import zipfile
@@ -43,7 +42,7 @@ from rich.table import Table
 from tqdm import tqdm
 
 from autograder import assignment as assignments
-from autograder import forking, permissions
+from autograder import forking, permissions, scratch
 from autograder.assignment import SECRET_ENV
 from autograder.results import Results, TestResult, atomic_write, points
 from autograder.sandbox import COLD_ENV, Isolation, become_subreaper, reap_children
@@ -380,7 +379,7 @@ class Runners:
         a runner ended abnormally, whatever it left is swept."""
         become_subreaper()  # forked runners are re-parented here
         before = forking.child_pids()  # the host's, never reaped here
-        self.scratch = Path(tempfile.mkdtemp(prefix="autograder-batch-"))
+        self.scratch = scratch.make("batch")
         if self.isolation.privileged:
             os.chmod(self.scratch, 0o711)  # the workers' uids pass through to their own folders
             self.shared = self.scratch / "mistakes"  # no student process can write there (not as its own user)
@@ -398,7 +397,7 @@ class Runners:
             if (self.abnormal or self.stopping) and self.isolation.privileged:
                 permissions.sweep_free()  # the uids of workers whose runner did not give them back
             reap_children(before | {zygote.pid for zygote in ZYGOTES.values()}, STOP_GRACE_SECONDS)
-            shutil.rmtree(self.scratch, ignore_errors=True)
+            scratch.remove(self.scratch)
 
 
 def close_zygotes() -> None:

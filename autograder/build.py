@@ -23,14 +23,13 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from autograder import assignment as assignments
-from autograder import notebooks
+from autograder import notebooks, scratch
 from autograder.grading import FLOAT_TOLERANCE, tolerance
 from autograder.oracle import read_store, store_fingerprint
 from autograder.results import Results
@@ -190,10 +189,10 @@ def recording_problems(assignment: assignments.Assignment) -> list[str]:
 
 def record_expected(assignment: assignments.Assignment) -> list[str]:
     """Grade the reference on the public tests, recording every oracle answer (students replay them)."""
-    with tempfile.TemporaryDirectory(prefix="autograder-build-") as temp:
-        store = Path(temp) / "expected.zip"
+    with scratch.folder("build") as temp:
+        store = temp / "expected.zip"
         job = {"assignment": assignment.name, "submission": str(assignment.solution_dir), "name": "reference",
-               "out": str(Path(temp) / "out"), "public_only": True, "oracle": "record", "record_to": str(store)}
+               "out": str(temp / "out"), "public_only": True, "oracle": "record", "record_to": str(store)}
         process = subprocess.run([sys.executable, "-m", "autograder.runner"], input=json.dumps(job),
                                  capture_output=True, text=True, check=False)
         if process.returncode != 0 or not store.is_file():

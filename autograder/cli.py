@@ -11,7 +11,6 @@ import importlib.util
 import logging
 import os
 import sys
-import tempfile
 import zipfile
 from importlib.metadata import version
 from pathlib import Path
@@ -20,7 +19,7 @@ from rich.console import Console
 from rich.markdown import Markdown
 
 from autograder import assignment as assignments
-from autograder import batch
+from autograder import batch, scratch
 from autograder.sandbox import Isolation, warm_up
 
 log = logging.getLogger("autograder")
@@ -241,8 +240,8 @@ def cmd_validate(options) -> int:
     engine = {"engine": options.engine, "address": options.address}
     if options.out is not None:
         return 0 if validate(names, options.out, options.jobs, **engine) else 1
-    with tempfile.TemporaryDirectory(prefix="autograder-validate-") as temp:
-        return 0 if validate(names, Path(temp), options.jobs, **engine) else 1
+    with scratch.folder("validate") as temp:
+        return 0 if validate(names, temp, options.jobs, **engine) else 1
 
 
 def cmd_build(options) -> int:

@@ -29,12 +29,11 @@ import ipaddress
 import logging
 import os
 import signal
-import tempfile
 import threading
 from pathlib import Path
 
 from autograder import assignment as assignments
-from autograder import batch, permissions
+from autograder import batch, permissions, scratch
 from autograder.assignment import SECRET_ENV
 from autograder.results import Results
 from autograder.sandbox import Isolation
@@ -92,9 +91,9 @@ def grade_task(fields: dict, packed: tuple[str, bytes], options: dict) -> dict[s
     isolation = Isolation.detect()
     if isolation.privileged:
         permissions.protect_checkout()
-    with tempfile.TemporaryDirectory(prefix="autograder-task-") as temp:  # mode 0700: the grader's alone
-        out_dir = Path(temp) / "out"
-        job = batch.Job(**fields, source=unpack(*packed, Path(temp) / "source"))
+    with scratch.folder("task") as temp:  # mode 0700: the grader's alone
+        out_dir = temp / "out"
+        job = batch.Job(**fields, source=unpack(*packed, temp / "source"))
         many = options.pop("side_by_side")  # a batch of many: its submissions share this worker's runner zygote
         runners = batch.Runners(isolation, side_by_side=many, huge_pages=many)
         with runners.stop_on_signals(signals=False):

@@ -32,7 +32,6 @@ import os
 import shutil
 import sys
 import sysconfig
-import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -40,7 +39,7 @@ from pathlib import Path
 import yaml
 
 from autograder import assignment as assignments
-from autograder import batch
+from autograder import batch, scratch
 from autograder.results import Results, TestResult
 
 log = logging.getLogger("autograder.gradescope")
@@ -256,8 +255,7 @@ def install_runtime(source: Path, site_packages: Path | None = None) -> Path:
 def selftest(name: str) -> bool:
     """Grade the bundled reference in a scratch ``/autograder`` tree: full marks means the image works."""
     assignment = assignments.load(name)
-    with tempfile.TemporaryDirectory(prefix="autograder-selftest-") as temp:
-        root = Path(temp)
+    with scratch.folder("selftest") as root:
         os.chmod(root, 0o755)
         shutil.copytree(assignment.solution_dir, root / "submission")
         results = run(root, name)

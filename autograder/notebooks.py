@@ -16,13 +16,15 @@ its question by the prompt text the student cannot edit.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import yaml
+
+from autograder import scratch
 
 PLACEHOLDER = "_Type your answer here, replacing this text._"
 ANSWER_TAG = "otter_answer_cell"  # the cells of a built notebook that students edit
@@ -49,13 +51,15 @@ def cells(path: Path) -> list[dict]:
 
 
 def assign(master: Path) -> dict[str, bytes]:
-    """Run Otter Assign on ``master``; return the student files (relative name -> bytes)."""
-    with tempfile.TemporaryDirectory(prefix="otter-assign-") as temp:
-        process = subprocess.run([sys.executable, "-m", "otter", "assign", str(master), temp, "--no-run-tests"],
-                                 capture_output=True, text=True, check=False)
+    """Run Otter Assign on ``master``; return the student files (relative name -> bytes). Otter writes the tests
+    (hidden ones too) into a folder of its own in the temporary folder and never removes it: its temporary folder is
+    ours, removed afterwards."""
+    with scratch.folder("otter-assign") as temp:
+        process = subprocess.run([sys.executable, "-m", "otter", "assign", str(master), str(temp), "--no-run-tests"],
+                                 capture_output=True, text=True, check=False, env={**os.environ, "TMPDIR": str(temp)})
         if process.returncode != 0:
             raise NotebookError(f"otter assign failed on {master}:\n{process.stdout[-3000:]}{process.stderr[-3000:]}")
-        student = Path(temp) / "student"
+        student = temp / "student"
         files = {}
         for path in sorted(student.rglob("*")):
             if path.is_file():

@@ -15,8 +15,6 @@ tests' source must not reach students, and the parent's frames mean nothing to t
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -24,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from autograder import scratch
 from autograder.assignment import Assignment
 from autograder.grading import Parts, derive_seed, named_mistake, start_test
 from autograder.oracle import Oracle
@@ -52,7 +51,7 @@ class Session:
     isolation: Isolation = field(default_factory=Isolation)
     skip_tags: tuple[str, ...] = ()
     _reference_worker: Student | None = None
-    _reference_dir: str | None = None
+    _reference_dir: Path | None = None
 
     def reference_worker(self) -> Student:
         """The reference, in a sandboxed worker like the student's (same limits and threads): for runtime ratios.
@@ -61,8 +60,8 @@ class Session:
         ``close`` stops it.
         """
         if self._reference_worker is None:
-            self._reference_dir = tempfile.mkdtemp(prefix="autograder-reference-")
-            root = stage(self.assignment.solution_dir, self.assignment.files, Path(self._reference_dir))
+            self._reference_dir = scratch.make("reference")
+            root = stage(self.assignment.solution_dir, self.assignment.files, self._reference_dir)
             self._reference_worker = Student(root, self.assignment.modules, self.assignment.limits, self.isolation,
                                              load_seconds=self.assignment.load_timeout)
         return self._reference_worker
@@ -73,7 +72,7 @@ class Session:
         if self._reference_worker is not None:
             self._reference_worker.close()
         if self._reference_dir is not None:
-            shutil.rmtree(self._reference_dir, ignore_errors=True)
+            scratch.remove(self._reference_dir)
 
 
 class GradingPlugin:

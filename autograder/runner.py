@@ -20,7 +20,6 @@ import ctypes
 import io
 import json
 import os
-import shutil
 import signal
 import sys
 import tempfile
@@ -31,7 +30,7 @@ import psutil
 import pytest
 
 from autograder import assignment as assignments
-from autograder import permissions, staticcheck
+from autograder import permissions, scratch, staticcheck
 from autograder.notebooks import NotebookError, collect_answers
 from autograder.oracle import Oracle
 from autograder.plugin import GradingPlugin, Session
@@ -81,7 +80,7 @@ def grade_one(assignment: assignments.Assignment, source: Path, out_dir: Path | 
     isolation = Isolation.detect()
     if isolation.privileged:
         permissions.protect_checkout()
-    workdir = Path(tempfile.mkdtemp(prefix="autograder-"))
+    workdir = scratch.make("run")
     broken, root, violations = None, None, {}
     # Until grading began: the process's start, its workers' zygote forked, the checkout protected.
     phases = {"startup": time.time() - (requested or psutil.Process().create_time())}
@@ -119,7 +118,7 @@ def grade_one(assignment: assignments.Assignment, source: Path, out_dir: Path | 
             signal.signal(number, handler)
         phases["tests"], mark = time.monotonic() - mark, time.monotonic()
         session.close()
-        shutil.rmtree(workdir, ignore_errors=True)
+        scratch.remove(workdir)
         phases["shutdown"] = time.monotonic() - mark
     oracle.save()
     results.extra_data["phases"] = timings(phases, session, oracle, plugin)

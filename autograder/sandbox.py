@@ -23,18 +23,16 @@ import functools
 import importlib
 import os
 import select
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from autograder import forking, permissions, protocol
+from autograder import forking, permissions, protocol, scratch
 
 PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG = 36, 1
 LIVE: set[int] = set()  # the pids of the workers (and the worker zygote) this process started and has not stopped
@@ -325,7 +323,7 @@ class Sandbox:
             raise SandboxError(self.isolation.problem)
         become_subreaper()  # a worker in a PID namespace outlives its parent outside it, and is re-parented here
         self.elders = forking.child_pids()  # this process's own (a caller's, the probe's): never the student's to reap
-        self.private = Path(tempfile.mkdtemp(prefix="autograder-worker-"))
+        self.private = scratch.make("worker")
         (self.private / "tmp").mkdir()
         (self.private / "rootfs").mkdir()
         if self.isolation.privileged:
@@ -486,14 +484,14 @@ class Sandbox:
             self.lease.release()
             self.lease = None
         if self.private is not None:
-            shutil.rmtree(self.private, ignore_errors=True)
+            scratch.remove(self.private)
             self.private = None
 
 
 def _probe(isolation: Isolation) -> dict:
     """Start a worker that only confines itself (in a scratch folder) and report its handshake."""
-    with tempfile.TemporaryDirectory(prefix="autograder-probe-") as scratch:
-        root = Path(scratch) / "submission"
+    with scratch.folder("probe") as folder:
+        root = folder / "submission"
         root.mkdir()
         sandbox = Sandbox(root, {}, Limits(), isolation, probe=True)
         try:

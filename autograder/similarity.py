@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from copydetect import CodeFingerprint, compare_files
 from copydetect.defaults import GUARANTEE_THRESHOLD, NOISE_THRESHOLD
 from copydetect.utils import highlight_overlap
 
+from autograder import scratch
 from autograder.assignment import Assignment
 from autograder.notebook_cells import notebook_cell_code
 from autograder.notebooks import NotebookError, cells
@@ -59,8 +59,7 @@ def similar_pairs(assignment: Assignment, sources: dict[str, Path], threshold: f
     of which at least ``threshold`` matches the other's, most similar first, and how many pairs are over it. Only
     the shown pairs get their code highlighted (a class of near-identical short solutions has thousands of pairs).
     Submissions that cannot be staged are left out (the report lists them among those not graded)."""
-    with tempfile.TemporaryDirectory(prefix="autograder-similarity-") as temp:
-        root = Path(temp)
+    with scratch.folder("similarity") as root:
         boilerplate = _code_files(assignment.skeleton_dir, root / "boilerplate", assignment)
         skeleton = [h for path in boilerplate.values() for h in CodeFingerprint(str(path), NOISE, 1).hashes]
         ignored = np.unique(np.array(skeleton)) if skeleton else None

@@ -21,9 +21,10 @@ import os
 import shutil
 import stat
 import sys
-import tempfile
 import zipfile
 from pathlib import Path, PurePosixPath
+
+from autograder import scratch
 
 MAX_FILES = 2000
 MAX_BYTES = 512 << 20
@@ -63,10 +64,10 @@ def pack(source: Path) -> tuple[str, bytes]:
             raise SubmissionError(f"{source.name} is larger than {MAX_BYTES >> 20} MB; hand in only your files")
         return source.name, source.read_bytes()
     buffer = io.BytesIO()
-    with tempfile.TemporaryDirectory(prefix="autograder-pack-") as temp, \
+    with scratch.folder("pack") as temp, \
             zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        _copy_folder(source, Path(temp), follow_links=_trusted(source))
-        for path in sorted(Path(temp).rglob("*")):
+        _copy_folder(source, temp, follow_links=_trusted(source))
+        for path in sorted(temp.rglob("*")):
             if path.is_file():
                 archive.write(path, path.relative_to(temp).as_posix())
     return "submission/", buffer.getvalue()

@@ -1,0 +1,157 @@
+"""A grader killed outright leaves its folders in /tmp: the next grader's first folder sweeps them, never a live one."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from conftest import REPO, needs_root, private_tmp
+
+from autograder import scratch
+
+# Makes a folder, says where and which process holds it, and waits; "fork" hands its lock to a child that outlives it.
+MAKER = textwrap.dedent("""
+    import os, sys, time
+    from autograder import scratch
+    folder = scratch.make("run")
+    (folder / "staged.py").write_text("x = 1\\n")
+    child = os.fork() if sys.argv[1] == "fork" else 0
+    if child:
+        print(folder, child, flush=True)
+        os._exit(0)  # no cleanup: the child holds the lock now
+    if sys.argv[1] != "fork":
+        print(folder, os.getpid(), flush=True)
+    time.sleep(600)
+""")
+
+
+def _maker(tmp: Path, how: str = "wait") -> tuple[Path, int]:
+    """A process that made a folder in ``tmp`` (``scratch.make``): the folder, and the pid of what holds it."""
+    process = subprocess.Popen([sys.executable, "-c", MAKER, how], stdout=subprocess.PIPE, text=True,
+                               env={**os.environ, "TMPDIR": str(tmp)}, cwd=REPO)
+    folder, pid = process.stdout.readline().split()
+    process.stdout.close()
+    if how == "fork":
+        process.wait()
+    assert Path(folder).parent == tmp and (Path(folder) / "staged.py").is_file()
+    return Path(folder), int(pid)
+
+
+def _kill(pid: int) -> None:
+    os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
+    while Path(f"/proc/{pid}").exists():  # a forked child is reaped by whoever adopted it
+        time.sleep(0.05)
+
+
+def _aged(*folders: Path) -> None:
+    """As if made two grace periods ago."""
+    for folder in folders:
+        past = time.time() - 2 * scratch.GRACE_SECONDS
+        os.utime(folder, (past, past), follow_symlinks=False)
+
+
+def _make_and_sweep(tmp: Path, monkeypatch) -> Path:
+    """Make a folder in ``tmp`` (``private_tmp``'s) as the next grader would, its first (so sweeping) in this process."""
+    monkeypatch.setattr(scratch, "_last_sweep", -scratch.GRACE_SECONDS)
+    with scratch.folder("batch") as ours:
+        assert ours.parent == tmp
+    return ours
+
+
+def test_a_killed_makers_folder_is_swept_and_a_live_ones_kept(monkeypatch):
+    with private_tmp() as tmp:
+        killed, victim = _maker(tmp)
+        live, alive = _maker(tmp)
+        handed, child = _maker(tmp, "fork")  # its maker exited without cleaning up; its child lives
+        try:
+            _kill(victim)
+            _aged(killed, live, handed)
+            _make_and_sweep(tmp, monkeypatch)
+            assert not killed.exists()
+            assert live.is_dir() and handed.is_dir(), "a folder whose lock a live process holds was swept"
+            _kill(child)
+            _make_and_sweep(tmp, monkeypatch)
+            assert not handed.exists() and live.is_dir()
+        finally:
+            for pid in (alive, child):
+                with contextlib.suppress(ProcessLookupError):
+                    _kill(pid)
+
+
+def test_young_folders_other_users_and_links_are_left(monkeypatch):
+    with private_tmp() as tmp:
+        young = tmp / "autograder-run-young000"
+        young.mkdir()  # unlocked, but its maker may not have locked it yet
+        foreign = tmp / "autograder-bench-notours0"  # a kind never made here (a benchmark's own folder)
+        foreign.mkdir()
+        target = tmp / "precious"
+        target.mkdir()
+        (target / "keep.txt").write_text("keep")
+        link = tmp / "autograder-run-alink0000"
+        link.symlink_to(target)
+        _aged(foreign, target, link)
+        _make_and_sweep(tmp, monkeypatch)
+        assert young.is_dir() and foreign.is_dir() and link.is_symlink() and (target / "keep.txt").is_file()
+
+
+def test_a_students_links_inside_a_dead_folder_are_removed_not_followed(monkeypatch):
+    with private_tmp() as tmp:
+        outside = tmp / "outside"
+        outside.mkdir()
+        (outside / "grader.txt").write_text("the grader's")
+        dead = tmp / "autograder-worker-dead0000"  # an old grader's folder, never locked
+        (dead / "tmp").mkdir(parents=True)
+        (dead / "tmp" / "link").symlink_to(outside)
+        (dead / "tmp" / "file").symlink_to(outside / "grader.txt")
+        _aged(dead)
+        _make_and_sweep(tmp, monkeypatch)
+        assert not dead.exists() and (outside / "grader.txt").read_text() == "the grader's"
+
+
+@needs_root
+def test_a_folder_of_another_user_is_left(monkeypatch):
+    with private_tmp() as tmp:
+        theirs = tmp / "autograder-run-theirs00"
+        theirs.mkdir()
+        os.chown(theirs, 65534, 65534)
+        _aged(theirs)
+        _make_and_sweep(tmp, monkeypatch)
+        assert theirs.is_dir()
+
+
+def test_a_batch_killed_outright_leaves_folders_the_next_grader_sweeps(monkeypatch, tmp_path):
+    """``kill -9`` of `autograder grade` mid-grading: its batch folder stays (its runners, told by their parent-death
+    signal, stop and remove their own); the next grader removes it once it is older than the grace period."""
+    with private_tmp() as tmp:
+        looping = REPO / "examples" / "masking" / "infinite_loop"
+        grading = subprocess.Popen([sys.executable, "-m", "autograder.cli", "grade", str(looping), "--out",
+                                    str(tmp_path / "out"), "--quiet"], env={**os.environ, "TMPDIR": str(tmp)}, cwd=REPO,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while not list(tmp.glob("autograder-batch-*/autograder-run-*")) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert list(tmp.glob("autograder-batch-*/autograder-run-*")), "the runner never staged the submission"
+        grading.send_signal(signal.SIGKILL)
+        grading.wait()
+        while list(tmp.glob("autograder-batch-*/autograder-run-*")) and time.monotonic() < deadline:
+            time.sleep(0.1)  # the runner stops and removes its own folder
+        left = list(tmp.glob("autograder-batch-*"))
+        assert len(left) == 1, left
+        _aged(*left)
+        _make_and_sweep(tmp, monkeypatch)
+        assert not left[0].exists()
+
+
+@pytest.mark.parametrize("kind", ["nope", "../batch"])
+def test_unknown_kinds_are_refused(kind):
+    with pytest.raises(ValueError, match="unknown kind"):
+        scratch.make(kind)
