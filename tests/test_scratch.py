@@ -60,7 +60,7 @@ def _aged(*folders: Path) -> None:
 
 
 def _make_and_sweep(tmp: Path, monkeypatch) -> Path:
-    """Make a folder in ``tmp`` (``private_tmp``'s) as the next grader would, its first (so sweeping) in this process."""
+    """Make a folder in ``tmp`` (``private_tmp``'s) as the next grader would: its first here, so it sweeps."""
     monkeypatch.setattr(scratch, "_last_sweep", -scratch.GRACE_SECONDS)
     with scratch.folder("batch") as ours:
         assert ours.parent == tmp
