@@ -29,7 +29,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from autograder import forking, permissions, protocol, scratch
@@ -40,6 +40,7 @@ ZYGOTE: forking.Zygote | None = None  # this process's worker zygote (warm_up), 
 COLD_ENV = "AUTOGRADER_COLD"  # "1": start every runner and worker as a new interpreter (to compare with warm)
 NAMESPACES_ENV = "AUTOGRADER_NAMESPACES"  # "0": no namespaces; "1": a probe found them
 LANDLOCK_ENV = "AUTOGRADER_LANDLOCK"  # "0": no Landlock layer; N: a probe found Landlock ABI N
+SECCOMP_ENV = "AUTOGRADER_SECCOMP"  # "0": no system-call filter; "1": the grader found libseccomp
 PROBE = -1  # Isolation.landlock while it is being probed: apply what the kernel offers and say what
 START_SECONDS = 120.0  # for the worker to confine itself and import torch (seconds on an idle machine)
 
@@ -102,16 +103,25 @@ class SandboxError(Exception):
 @dataclass(frozen=True)
 class Isolation:
     """How workers are confined here: ``namespaces``, ``permissions`` or ``limits``, and ``landlock``, the Landlock ABI
-    of the allow-list every worker then enforces in any mode (0: none); ``problem`` says why student code cannot run
-    at all (an interpreter the sandbox uids cannot read, in ``permissions`` mode)."""
+    of the allow-list every worker then enforces in any mode (0: none); ``seccomp``, whether every worker filters its
+    system calls (``autograder.worker.confine``); ``problem`` says why student code cannot run at all (an interpreter
+    the sandbox uids cannot read, in ``permissions`` mode)."""
 
     mode: str = "limits"
     problem: str = ""
     landlock: int = 0
+    seccomp: bool = False
 
     @classmethod
     @functools.cache
     def detect(cls) -> Isolation:
+        """The confinement (``_confinement``), and the system-call filter wherever libseccomp is found, unless
+        ``AUTOGRADER_SECCOMP=0`` (no probe: a worker that cannot load it fails to start)."""
+        setting = os.environ.get(SECCOMP_ENV)
+        return replace(cls._confinement(), seccomp=setting == "1" or (setting != "0" and _libseccomp()))
+
+    @classmethod
+    def _confinement(cls) -> Isolation:
         """Probe once per process: namespaces as root unless ``AUTOGRADER_NAMESPACES=0`` or the kernel refuses them,
         and Landlock unless ``AUTOGRADER_LANDLOCK=0`` or the kernel (or a container's seccomp profile) refuses it (as
         root the probe's worker shows that it holds; without root a worker that cannot enforce it fails to start). A
@@ -140,7 +150,7 @@ class Isolation:
 
     def environment(self) -> dict[str, str]:
         """What a process started to grade (a runner) is told, so that it need not probe again."""
-        env = {LANDLOCK_ENV: str(self.landlock)}
+        env = {LANDLOCK_ENV: str(self.landlock), SECCOMP_ENV: "1" if self.seccomp else "0"}
         if self.privileged:
             env[NAMESPACES_ENV] = "1" if self.mode == "namespaces" else "0"
         return env
@@ -150,6 +160,12 @@ class Isolation:
         return self.mode != "limits"
 
     def note(self) -> str:
+        if self.seccomp:
+            return self._confinement_note() + "; no keyrings or message queues (a system-call filter)"
+        return (self._confinement_note() + "; no system-call filter (libseccomp not found, or AUTOGRADER_SECCOMP=0): "
+                "the kernel's keyrings and POSIX message queues are the machine's")
+
+    def _confinement_note(self) -> str:
         landlock = f"Landlock ABI {self.landlock}"
         if self.mode == "namespaces":
             return ("isolated: own uid, a private file system holding only the interpreter and the submission, "
@@ -373,7 +389,8 @@ class Sandbox:
         if self.lease is None:  # the worker shares the user's process count: allow what exists plus the limit
             limits["processes"] = self.limits.processes + _user_task_count()
         return {"mode": self.isolation.mode, "uid": self.lease.uid if self.lease else None,
-                "landlock": self.isolation.landlock, "init": self._forked_into_namespace(),
+                "landlock": self.isolation.landlock, "seccomp": self.isolation.seccomp,
+                "init": self._forked_into_namespace(),
                 "workdir": str(self.root), "tmpdir": str(self.private / "tmp"),
                 "rootfs": str(self.private / "rootfs"), "tmp_mb": self.limits.tmp_mb, "limits": limits}
 
@@ -501,6 +518,15 @@ def _probe(isolation: Isolation) -> dict:
             return {"ready": False, "error": str(exc)}
         finally:
             sandbox.close()
+
+
+def _libseccomp() -> bool:
+    """Whether the system's libseccomp loads here (for the workers' system-call filter)."""
+    try:
+        import pyseccomp  # noqa: F401
+    except (ImportError, OSError, RuntimeError):  # pyseccomp raises RuntimeError where libseccomp is not installed
+        return False
+    return True
 
 
 def _kernel_landlock() -> int:

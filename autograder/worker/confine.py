@@ -26,6 +26,13 @@ the instructor's files in ``limits``, are not readable, whatever the mode bits s
 drops what the running kernel's ABI lacks; the ruleset is built while the process may still open any path, and
 enforced last, while it runs one thread (forked, or before torch's pools start), so every thread after inherits it.
 
+And, where the system has libseccomp (``plan["seccomp"]``, from ``Isolation.detect``), a system-call filter that
+refuses (EPERM, as Docker's default profile does) what no namespace of the sandbox holds and outlives the process:
+the kernel's keyrings (one per uid per machine, and a key may be readable by any uid: a submission that stored its
+source in one handed it to another, graded later, in every mode) and POSIX message queues (the machine's, without
+namespaces). System V IPC stays open: namespaces give it an IPC namespace of its own, and without them the grader
+removes what a uid left when its worker stops (as it does its files in /tmp and /dev/shm).
+
 Why a few system calls here rather than bubblewrap: bubblewrap (which also adds start-up time to every program it
 runs) confines a new program it starts, while the grader confines a worker that already runs (for warm
 grading, a forked copy of a process that has imported torch); only calls made in that process can do that.
@@ -34,6 +41,7 @@ grading, a forked copy of a process that has imported torch); only calls made in
 from __future__ import annotations
 
 import ctypes
+import errno
 import glob
 import os
 import platform
@@ -43,6 +51,11 @@ import sys
 
 import landlockpy
 from landlockpy import AccessFS, Scope
+
+try:  # the system's libseccomp, through ctypes; without it workers run unfiltered (``Isolation.seccomp``)
+    import pyseccomp
+except (ImportError, OSError, RuntimeError):
+    pyseccomp = None
 
 from autograder import forking, protocol
 
@@ -64,6 +77,8 @@ READ = AccessFS.READ_FILE | AccessFS.READ_DIR | AccessFS.EXECUTE
 DEVICE = AccessFS.READ_FILE | AccessFS.WRITE_FILE | AccessFS.TRUNCATE | AccessFS.IOCTL_DEV
 FILE = AccessFS.EXECUTE | DEVICE  # the rights a rule on a file (not a folder) may grant
 OFF = " (AUTOGRADER_LANDLOCK=0 grades without this layer, on the others alone)"
+REFUSED_CALLS = ("add_key", "request_key", "keyctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive",
+                 "mq_notify", "mq_getsetattr")
 
 
 class ConfineError(Exception):
@@ -90,6 +105,8 @@ def apply(plan: dict, requests: int, replies: int) -> dict:
     _prctl(PR_SET_NO_NEW_PRIVS, 1)
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # changing the uid cleared it
     view["landlock"] = _enforce(ruleset, landlock)
+    if plan.get("seccomp"):
+        _filter_calls()
     os.umask(0o077)
     return view
 
@@ -177,6 +194,23 @@ def _enforce(ruleset: landlockpy.Ruleset | None, wanted: int) -> int:
                 raise ConfineError(f"could not enforce the Landlock allow-list: {exc}{OFF}") from None
             return 0
     return ruleset.abi_version
+
+
+def _filter_calls() -> None:
+    """Refuse ``REFUSED_CALLS`` to this process and every thread and child it has or will have (the filter is
+    inherited and cannot be removed); the native architecture only: a call through another ABI (x32) kills it."""
+    if pyseccomp is None:
+        raise ConfineError("the grader found libseccomp, this worker does not (AUTOGRADER_SECCOMP=0 grades without "
+                           "the system-call filter)")
+    try:
+        refused = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
+        refused.set_attr(pyseccomp.Attr.CTL_TSYNC, 1)
+        for name in REFUSED_CALLS:
+            refused.add_rule(pyseccomp.ERRNO(errno.EPERM), name)
+        refused.load()
+    except OSError as exc:
+        raise ConfineError(f"could not load the system-call filter: {exc} (AUTOGRADER_SECCOMP=0 grades without "
+                           "it)") from None
 
 
 def _stand_by(child: int, requests: int, replies: int, report: int) -> None:

@@ -1,6 +1,7 @@
 """Leaves messages for the submissions graded after it, in every place two processes can share: files in /tmp,
-/var/tmp, /dev/shm and /run/lock (world-readable), a System V shared memory segment, and a process that keeps
-serving the message on an abstract unix socket."""
+/var/tmp, /dev/shm and /run/lock (world-readable), a System V shared memory segment, a key in its uid's kernel keyring
+and a POSIX message queue (both readable by every uid), and a process that keeps serving the message on an abstract
+unix socket."""
 CLASS = "3 shared temporary space"
 BASE = "reference"
 EXPECT = "full"
@@ -28,6 +29,18 @@ def _drop():
             address = libc.shmat(segment, None, 0)
             if address not in (None, _ctypes.c_void_p(-1).value):
                 _ctypes.memmove(address, message, len(message))
+    except Exception:
+        pass
+    try:
+        libc = _ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = _ctypes.c_long
+        key = libc.syscall(248, b"user", b"hostile-message", message, len(message), _ctypes.c_int(-4))  # add_key, @u
+        if key >= 0:
+            libc.syscall(250, 5, _ctypes.c_int(key), _ctypes.c_uint(0x3F3F3F3F))  # KEYCTL_SETPERM: all to all
+        _os.umask(0)
+        queue = libc.mq_open(b"/hostile-message", _os.O_CREAT | _os.O_WRONLY, 0o666, None)
+        if queue >= 0:
+            libc.mq_send(queue, message, len(message), 0)
     except Exception:
         pass
     try:
