@@ -161,9 +161,10 @@ class Isolation:
 
     def note(self) -> str:
         if self.seccomp:
-            return self._confinement_note() + "; no keyrings or message queues (a system-call filter)"
+            return self._confinement_note() + "; no network, keyrings or message queues (a system-call filter)"
         return (self._confinement_note() + "; no system-call filter (libseccomp not found, or AUTOGRADER_SECCOMP=0): "
-                "the kernel's keyrings and POSIX message queues are the machine's")
+                "the kernel's keyrings and POSIX message queues are the machine's, and so is its network without "
+                "namespaces")
 
     def _confinement_note(self) -> str:
         landlock = f"Landlock ABI {self.landlock}"
@@ -174,7 +175,7 @@ class Isolation:
         if self.mode == "permissions" and self.landlock:
             return (f"own uid, resource limits and an allow-list of files ({landlock}: the interpreter, the submission "
                     "and a private /tmp; no TCP, no signals out), but no namespaces on this machine: /dev/shm is "
-                    "shared and UDP reachable")
+                    "shared" + ("" if self.seccomp else " and UDP reachable"))
         if self.mode == "permissions":
             return ("own uid and resource limits, but no namespaces on this machine: what student code must not "
                     "read is protected by file permissions only, and files other users can read are readable")

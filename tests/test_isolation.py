@@ -47,17 +47,34 @@ class Graded:
     processes: list[int] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     connections: list[bytes] = field(default_factory=list)
+    datagrams: list[bytes] = field(default_factory=list)
     secret: str = ""
 
 
 class Listener:
-    """A TCP port on 127.0.0.1 that records what every connection sends."""
+    """A TCP port on 127.0.0.1 that records what every connection sends, and the UDP port of the same number, every
+    datagram."""
 
     def __init__(self):
         self.server = socket.create_server(("127.0.0.1", 0))
         self.port = self.server.getsockname()[1]
+        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.udp.bind(("127.0.0.1", self.port))
         self.received: list[bytes] = []
+        self.datagrams: list[bytes] = []
         threading.Thread(target=self._serve, daemon=True).start()
+        threading.Thread(target=self._collect, daemon=True).start()
+
+    def _collect(self) -> None:
+        while True:
+            try:
+                self.datagrams.append(self.udp.recv(1000))
+            except OSError:
+                return
+
+    def close(self) -> None:
+        self.server.close()
+        self.udp.close()
 
     def _serve(self) -> None:
         while True:
@@ -133,11 +150,12 @@ def graded(request, tmp_path_factory) -> Graded:
     finally:
         Isolation.detect.cache_clear()
         shutil.rmtree(copy, ignore_errors=True)
-        listener.server.close()
+        listener.close()
     results = {r.submission: r for r in collected}
     graded = Graded(mode=mode, results={c.label: results[c.label] for c in CASES},
                     bases={key: results[path.name] for key, path in base_paths.items()}, out=base / "out",
-                    processes=processes, files=files, connections=list(listener.received), secret=secret)
+                    processes=processes, files=files, connections=list(listener.received),
+                    datagrams=list(listener.datagrams), secret=secret)
     _write_table(graded)
     return graded
 
@@ -230,8 +248,12 @@ def test_nothing_outlives_the_batch(graded):
     assert not graded.files, f"left behind: {graded.files}"
 
 
-def test_no_network_with_namespaces_or_landlock(graded):
-    if graded.mode == "namespaces" or Isolation.detect().landlock >= 4:  # Landlock's ABI 4 refuses TCP
+def test_no_network_with_namespaces_or_the_filter(graded):
+    """Namespaces give the worker no network, the system-call filter no internet socket; Landlock (ABI 4) alone refuses
+    TCP, not UDP."""
+    if graded.mode == "namespaces" or Isolation.detect().seccomp:
+        assert not graded.connections and not graded.datagrams, (graded.connections, graded.datagrams)
+    elif Isolation.detect().landlock >= 4:
         assert not graded.connections, graded.connections
 
 

@@ -1,8 +1,9 @@
 """The system-call filter of a worker (``autograder/worker/confine.py``), in every mode this machine offers: no key in
 the kernel's keyrings and no POSIX message queue (which no namespace of the sandbox holds, and which outlive the
-worker: a message to a submission graded later), in the worker and in what it starts. A worker without the filter is
-the control: there both work, so each check can fail. The catalogue's ``drop_messages`` and ``read_messages`` try the
-same between two submissions."""
+worker: a message to a submission graded later), no TCP or UDP socket and no io_uring (which opens sockets without
+the call), in the worker and in what it starts. A worker without the filter is the control: there all of them work,
+so each check can fail. The catalogue's ``drop_messages``, ``read_messages`` and ``phone_home`` try them on the
+grader."""
 
 from __future__ import annotations
 
@@ -47,6 +48,29 @@ def queue(name):
     return 1
 
 
+def sockets():
+    """An IPv4 UDP, an IPv4 TCP and an IPv6 UDP socket: 1 each, or minus the errno."""
+    import socket
+    made = []
+    for family, kind in ((socket.AF_INET, socket.SOCK_DGRAM), (socket.AF_INET, socket.SOCK_STREAM),
+                         (socket.AF_INET6, socket.SOCK_DGRAM)):
+        try:
+            socket.socket(family, kind).close()
+            made.append(1)
+        except OSError as exc:
+            made.append(-exc.errno)
+    return made
+
+
+def io_uring():
+    """An io_uring (closed at once): 1, or minus the errno."""
+    descriptor = libc.syscall(425, 1, ctypes.create_string_buffer(120))  # io_uring_setup
+    if descriptor < 0:
+        return -ctypes.get_errno()
+    os.close(descriptor)
+    return 1
+
+
 def keyring_in_a_child():
     script = "import sys; sys.path.insert(0, '.'); import probe; print(probe.keyring())"
     return int(subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout)
@@ -59,7 +83,7 @@ def _modes() -> list[str]:
 
 @pytest.mark.parametrize("filtered", [True, False], ids=["filtered", "control"])
 @pytest.mark.parametrize("mode", _modes())
-def test_no_keyring_and_no_message_queue_behind_the_filter(mode, filtered):
+def test_no_keyring_message_queue_or_network_behind_the_filter(mode, filtered):
     staged = Path(tempfile.mkdtemp(prefix="syscall-filter-"))  # as a batch stages: a sandbox uid passes through
     os.chmod(staged, 0o711)
     submission = staged / "submission"
@@ -69,11 +93,14 @@ def test_no_keyring_and_no_message_queue_behind_the_filter(mode, filtered):
     student = Student(submission, [{"name": "probe"}], Limits(threads=1), isolation)
     try:
         outcomes = {"a key": student.probe.keyring(), "a message queue": student.probe.queue(
-            f"/filter-test-{secrets.token_hex(4)}"), "a child's key": student.probe.keyring_in_a_child()}
+            f"/filter-test-{secrets.token_hex(4)}"), "a child's key": student.probe.keyring_in_a_child(),
+            "an io_uring": student.probe.io_uring()}
+        sockets = student.probe.sockets()
     finally:
         student.close()
         shutil.rmtree(staged)
     assert outcomes == dict.fromkeys(outcomes, -errno.EPERM if filtered else 1)
+    assert sockets == [-errno.EACCES if filtered else 1] * 3
 
 
 def test_the_grader_filters_where_libseccomp_is_and_not_when_told(monkeypatch):

@@ -30,7 +30,10 @@ And, where the system has libseccomp (``plan["seccomp"]``, from ``Isolation.dete
 refuses (EPERM, as Docker's default profile does) what no namespace of the sandbox holds and outlives the process:
 the kernel's keyrings (one per uid per machine, and a key may be readable by any uid: a submission that stored its
 source in one handed it to another, graded later, in every mode) and POSIX message queues (the machine's, without
-namespaces). System V IPC stays open: namespaces give it an IPC namespace of its own, and without them the grader
+namespaces); and the network in every mode (EACCES for an internet socket, IPv4 or IPv6, and no io_uring, which opens
+sockets without the call): without namespaces Landlock refuses TCP only, so UDP (DNS included) carried what a
+submission sees (the hidden tests' inputs) off the machine, or to a submission graded beside it. System V IPC stays
+open: namespaces give it an IPC namespace of its own, and without them the grader
 removes what a uid left when its worker stops (as it does its files in /tmp and /dev/shm).
 
 Why a few system calls here rather than bubblewrap: bubblewrap (which also adds start-up time to every program it
@@ -47,6 +50,7 @@ import os
 import platform
 import resource
 import signal
+import socket
 import sys
 
 import landlockpy
@@ -78,7 +82,8 @@ DEVICE = AccessFS.READ_FILE | AccessFS.WRITE_FILE | AccessFS.TRUNCATE | AccessFS
 FILE = AccessFS.EXECUTE | DEVICE  # the rights a rule on a file (not a folder) may grant
 OFF = " (AUTOGRADER_LANDLOCK=0 grades without this layer, on the others alone)"
 REFUSED_CALLS = ("add_key", "request_key", "keyctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive",
-                 "mq_notify", "mq_getsetattr")
+                 "mq_notify", "mq_getsetattr", "io_uring_setup")
+NETWORK = (socket.AF_INET, socket.AF_INET6)  # the socket families refused
 
 
 class ConfineError(Exception):
@@ -207,6 +212,8 @@ def _filter_calls() -> None:
         refused.set_attr(pyseccomp.Attr.CTL_TSYNC, 1)
         for name in REFUSED_CALLS:
             refused.add_rule(pyseccomp.ERRNO(errno.EPERM), name)
+        for family in NETWORK:
+            refused.add_rule(pyseccomp.ERRNO(errno.EACCES), "socket", pyseccomp.Arg(0, pyseccomp.EQ, family))
         refused.load()
     except OSError as exc:
         raise ConfineError(f"could not load the system-call filter: {exc} (AUTOGRADER_SECCOMP=0 grades without "
