@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import signal
 import subprocess
@@ -57,6 +58,19 @@ def _aged(*folders: Path) -> None:
     for folder in folders:
         past = time.time() - 2 * scratch.GRACE_SECONDS
         os.utime(folder, (past, past), follow_symlinks=False)
+
+
+def _locked(folder: Path) -> bool:
+    """Whether a live process holds ``folder`` (``scratch.make``'s lock)."""
+    with contextlib.suppress(FileNotFoundError):
+        descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(descriptor)
+    return False
 
 
 def _make_and_sweep(tmp: Path, monkeypatch) -> Path:
@@ -129,8 +143,9 @@ def test_a_folder_of_another_user_is_left(monkeypatch):
 
 
 def test_a_batch_killed_outright_leaves_folders_the_next_grader_sweeps(monkeypatch, tmp_path):
-    """``kill -9`` of `autograder grade` mid-grading: its batch folder stays (its runners, told by their parent-death
-    signal, stop and remove their own); the next grader removes it once it is older than the grace period."""
+    """``kill -9`` of `autograder grade` mid-grading: its batch folder stays, with its runner's folder if the runner
+    died before it could remove it (a parent-death SIGTERM during staging, on a loaded machine); once no runner of it
+    lives, the next grader removes all of it."""
     with private_tmp() as tmp:
         looping = REPO / "examples" / "masking" / "infinite_loop"
         grading = subprocess.Popen([sys.executable, "-m", "autograder.cli", "grade", str(looping), "--out",
@@ -142,8 +157,9 @@ def test_a_batch_killed_outright_leaves_folders_the_next_grader_sweeps(monkeypat
         assert list(tmp.glob("autograder-batch-*/autograder-run-*")), "the runner never staged the submission"
         grading.send_signal(signal.SIGKILL)
         grading.wait()
-        while list(tmp.glob("autograder-batch-*/autograder-run-*")) and time.monotonic() < deadline:
-            time.sleep(0.1)  # the runner stops and removes its own folder
+        while any(map(_locked, tmp.glob("autograder-batch-*/autograder-run-*"))) and time.monotonic() < deadline:
+            time.sleep(0.1)  # the runner stops (removing its folder), or has died
+        assert not any(map(_locked, tmp.glob("autograder-batch-*/autograder-run-*"))), "the runner outlived its batch"
         left = list(tmp.glob("autograder-batch-*"))
         assert len(left) == 1, left
         _aged(*left)
