@@ -161,7 +161,7 @@ class Isolation:
 
     def note(self) -> str:
         if self.seccomp:
-            return self._confinement_note() + "; no network, keyrings or message queues (a system-call filter)"
+            return self._confinement_note() + "; a system-call filter: no internet sockets, keyrings or message queues"
         return (self._confinement_note() + "; no system-call filter (libseccomp not found, or AUTOGRADER_SECCOMP=0): "
                 "the kernel's keyrings and POSIX message queues are the machine's, and so is its network without "
                 "namespaces")
