@@ -22,7 +22,7 @@ import matplotlib
 
 from autograder import assignment as assignments
 from autograder import forking, oracle, runner
-from autograder.sandbox import warm_up
+from autograder.sandbox import libseccomp_loads, warm_up
 
 matplotlib.use("Agg")
 import matplotlib.pyplot  # noqa: E402, F401 - the workers' zygote, a copy of each runner, gets it ready made
@@ -39,8 +39,11 @@ def _import_optimisers() -> None:
 
 
 def hold() -> None:
-    """Load what every runner needs beyond this module's imports (``bench/forks.py`` holds the same)."""
+    """Load what every runner needs beyond this module's imports (``bench/forks.py`` holds the same); and libseccomp,
+    which each grading's workers' zygote would otherwise look for again (an ``ldconfig`` run from a torch-sized
+    process)."""
     _import_optimisers()
+    libseccomp_loads()
     oracle.preload([assignments.load(name).expected_file for name in assignments.names()])
 
 

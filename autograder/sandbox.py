@@ -118,7 +118,7 @@ class Isolation:
         """The confinement (``_confinement``), and the system-call filter wherever libseccomp is found, unless
         ``AUTOGRADER_SECCOMP=0`` (no probe: a worker that cannot load it fails to start)."""
         setting = os.environ.get(SECCOMP_ENV)
-        return replace(cls._confinement(), seccomp=setting == "1" or (setting != "0" and _libseccomp()))
+        return replace(cls._confinement(), seccomp=setting == "1" or (setting != "0" and libseccomp_loads()))
 
     @classmethod
     def _confinement(cls) -> Isolation:
@@ -521,8 +521,8 @@ def _probe(isolation: Isolation) -> dict:
             sandbox.close()
 
 
-def _libseccomp() -> bool:
-    """Whether the system's libseccomp loads here (for the workers' system-call filter)."""
+def libseccomp_loads() -> bool:
+    """Whether the system's libseccomp loads here (for the workers' system-call filter); loaded, it stays loaded."""
     try:
         import pyseccomp  # noqa: F401
     except (ImportError, OSError, RuntimeError):  # pyseccomp raises RuntimeError where libseccomp is not installed
