@@ -1,13 +1,13 @@
 """The grader's folders in the temporary folder (``tempfile.gettempdir()``), and the sweep of those a dead grader left.
 
-A grader killed outright runs no cleanup: a SIGKILL, the OOM killer, a Ray worker killed or lost with its node, a
-batch stopped by ``kill -9``. What it made in ``/tmp`` then stayed there for good (a batch's runners, a submission's
-staged copy, a sandbox's private ``/tmp``, a Ray task's packed submission and results; a ``make test`` with the
-cluster tests left eight such folders). Each folder made here is locked (``flock`` on the folder itself) by the process
-that made it, until it removes the folder; the kernel drops a lock when the last process holding it dies, however it
-dies. So a folder of ours (``KINDS``, owned by this user) whose lock anyone can take belongs to no live grader: the
-next folder made here, by any grader on the machine, first sweeps those (``sweep``; at most once per ``GRACE_SECONDS``
-in a process). A folder younger than ``GRACE_SECONDS`` is never swept: its maker may not have locked it yet.
+A grader killed outright runs no cleanup: a SIGKILL, the OOM killer, a Ray worker killed or lost with its node, a batch
+stopped by ``kill -9``. What it made in ``/tmp`` then stayed there for good (a batch's runners, a submission's staged
+copy, a sandbox's private ``/tmp``, a Ray task's packed submission and results). Each folder made here is locked
+(``flock`` on the folder itself) by the process that made it, until it removes the folder; the kernel drops a lock when
+the last process holding it dies, however it dies. So a folder of ours (``KINDS``, owned by this user) whose lock anyone
+can take belongs to no live grader: the next folder made here, by any grader on the machine, first sweeps those
+(``sweep``; at most once per ``GRACE_SECONDS`` in a process). A folder younger than ``GRACE_SECONDS`` is never swept:
+its maker may not have locked it yet.
 
 The lock is on an open file description, which a forked child shares: a runner's workers' zygote keeps its runner's
 folders locked while it lives, which is harmless. No student process ever holds one: workers close every descriptor
