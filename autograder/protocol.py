@@ -62,17 +62,19 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def read_frame(fd: int, deadline: float | None = None, max_bytes: int = 1 << 31) -> tuple[dict, list[bytes]]:
+def read_frame(fd: int, deadline: float | None = None, max_bytes: int = 1 << 31,
+               watch: int | None = None) -> tuple[dict, list[bytes]]:
     """Read one message; raise ``ReadTimeout`` past ``deadline`` (a ``time.monotonic`` value).
 
     ``max_bytes`` caps the total size the peer may announce, so a hostile worker cannot make
-    the parent allocate without bound.
+    the parent allocate without bound. ``watch``: a pidfd of the peer; once it exits with nothing left to read,
+    ``PeerClosed``, although a process it started may hold its end of the pipe open.
     """
-    (size,) = struct.unpack(">I", _read_exact(fd, 4, deadline))
+    (size,) = struct.unpack(">I", _read_exact(fd, 4, deadline, watch))
     if size > MAX_HEADER_BYTES:
         raise ProtocolError(f"message header of {size} bytes is larger than the {MAX_HEADER_BYTES} limit")
     try:
-        header = json.loads(_read_exact(fd, size, deadline))
+        header = json.loads(_read_exact(fd, size, deadline, watch))
     except (ValueError, RecursionError) as exc:
         raise ProtocolError(f"malformed message header: {exc}") from None
     if not isinstance(header, dict):
@@ -82,19 +84,21 @@ def read_frame(fd: int, deadline: float | None = None, max_bytes: int = 1 << 31)
         raise ProtocolError("message header has an invalid blob list")
     if sum(sizes) > max_bytes:
         raise ProtocolError(f"message of {sum(sizes)} bytes exceeds the {max_bytes} byte limit")
-    return header, [_read_exact(fd, s, deadline) for s in sizes]
+    return header, [_read_exact(fd, s, deadline, watch) for s in sizes]
 
 
-def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
+def _read_exact(fd: int, n: int, deadline: float | None, watch: int | None = None) -> bytes:
     chunks, got = [], 0
     while got < n:
-        if deadline is not None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
+        if deadline is not None or watch is not None:
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
                 raise ReadTimeout()
-            ready, _, _ = select.select([fd], [], [], remaining)
+            ready, _, _ = select.select([fd] if watch is None else [fd, watch], [], [], remaining)
             if not ready:
                 raise ReadTimeout()
+            if fd not in ready:  # what it wrote before it exited is in the pipe already, and would be ready
+                raise PeerClosed("the other side exited")
         chunk = os.read(fd, min(n - got, 1 << 20))
         if not chunk:
             raise PeerClosed("the other side closed the connection")

@@ -8,10 +8,10 @@ may use: its own private folder (TMPDIR, and the mount point of its root), and a
 submission reaches the worker's command line or environment: its spec, the confinement plan included, is its
 first message on the requests pipe.
 
-Stopping a worker kills the process the grader started, the worker it forked (PID 1 of its namespace: everything
-it started dies with it), every process of its uid, and, for the grading process is a child subreaper, any
-descendant a student's double fork re-parented to it; the worker itself dies with the grading process
-(a parent-death signal).
+Stopping a worker kills the process the grader started, the worker it forked (PID 1 of its namespace: everything it
+started dies with it), every process of its uid and of its control group (``autograder.cgroups``), and, for the
+grading process is a child subreaper, any descendant a student's double fork re-parented to it; the worker itself
+dies with the grading process (a parent-death signal).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from autograder import forking, permissions, protocol, scratch
+from autograder import cgroups, forking, permissions, protocol, scratch
 
 PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG = 36, 1
 LIVE: set[int] = set()  # the pids of the workers (and the worker zygote) this process started and has not stopped
@@ -78,9 +78,13 @@ class WorkerDied(Exception):
 
     returncode: int | None
     output: str = ""
+    memory_mb: int | None = None  # the limit of its control group, where the kernel killed in it for memory
 
     def describe(self) -> str:
         code = self.returncode
+        if self.memory_mb is not None:
+            return (f"the process running your code, or one it started, was killed for memory: all of its processes "
+                    f"together may use at most {self.memory_mb} MB")
         if code is None:
             return "the worker stopped responding"
         if code < 0:
@@ -104,21 +108,29 @@ class SandboxError(Exception):
 class Isolation:
     """How workers are confined here: ``namespaces``, ``permissions`` or ``limits``, and ``landlock``, the Landlock ABI
     of the allow-list every worker then enforces in any mode (0: none); ``seccomp``, whether every worker filters its
-    system calls (``autograder.worker.confine``); ``problem`` says why student code cannot run at all (an interpreter
-    the sandbox uids cannot read, in ``permissions`` mode)."""
+    system calls (``autograder.worker.confine``); ``cgroups``, the controllers of each worker's control group
+    (``autograder.cgroups``); ``problem`` says why student code cannot run at all (an interpreter the sandbox uids
+    cannot read, in ``permissions`` mode)."""
 
     mode: str = "limits"
     problem: str = ""
     landlock: int = 0
     seccomp: bool = False
+    cgroups: tuple[str, ...] = ()
 
     @classmethod
     @functools.cache
     def detect(cls) -> Isolation:
-        """The confinement (``_confinement``), and the system-call filter wherever libseccomp is found, unless
-        ``AUTOGRADER_SECCOMP=0`` (no probe: a worker that cannot load it fails to start)."""
+        """The confinement (``_confinement``), the system-call filter wherever libseccomp is found, unless
+        ``AUTOGRADER_SECCOMP=0`` (no probe: a worker that cannot load it fails to start), and control groups as root
+        where a hierarchy is writable, unless ``AUTOGRADER_CGROUPS=0`` (a runner is told which the batch found)."""
         setting = os.environ.get(SECCOMP_ENV)
-        return replace(cls._confinement(), seccomp=setting == "1" or (setting != "0" and libseccomp_loads()))
+        confinement = cls._confinement()
+        groups = os.environ.get(cgroups.ENV)
+        if groups is None:
+            groups = ",".join(cgroups.usable()) if confinement.privileged else ""
+        return replace(confinement, seccomp=setting == "1" or (setting != "0" and libseccomp_loads()),
+                       cgroups=tuple(name for name in groups.split(",") if name in cgroups.CONTROLLERS))
 
     @classmethod
     def _confinement(cls) -> Isolation:
@@ -150,7 +162,8 @@ class Isolation:
 
     def environment(self) -> dict[str, str]:
         """What a process started to grade (a runner) is told, so that it need not probe again."""
-        env = {LANDLOCK_ENV: str(self.landlock), SECCOMP_ENV: "1" if self.seccomp else "0"}
+        env = {LANDLOCK_ENV: str(self.landlock), SECCOMP_ENV: "1" if self.seccomp else "0",
+               cgroups.ENV: ",".join(self.cgroups) or "0"}
         if self.privileged:
             env[NAMESPACES_ENV] = "1" if self.mode == "namespaces" else "0"
         return env
@@ -160,11 +173,24 @@ class Isolation:
         return self.mode != "limits"
 
     def note(self) -> str:
+        return self._confinement_note() + self._filter_note() + self._groups_note()
+
+    def _filter_note(self) -> str:
         if self.seccomp:
-            return self._confinement_note() + "; a system-call filter: no internet sockets, keyrings or message queues"
-        return (self._confinement_note() + "; no system-call filter (libseccomp not found, or AUTOGRADER_SECCOMP=0): "
-                "the kernel's keyrings and POSIX message queues are the machine's, and so is its network without "
-                "namespaces")
+            return "; a system-call filter: no internet sockets, keyrings or message queues"
+        return ("; no system-call filter (libseccomp not found, or AUTOGRADER_SECCOMP=0): the kernel's keyrings and "
+                "POSIX message queues are the machine's, and so is its network without namespaces")
+
+    def _groups_note(self) -> str:
+        counted = {"memory": "memory", "pids": "number", "cpu": "CPU share"}
+        if self.cgroups:
+            named = [counted[name] for name in self.cgroups]
+            listed = " and ".join([", ".join(named[:-1]), named[-1]] if len(named) > 1 else named)
+            return f"; a control group: its processes' {listed} counted together"
+        if self.privileged:
+            return ("; no control groups (no writable cgroup hierarchy, or AUTOGRADER_CGROUPS=0): memory and CPU "
+                    "time are limited per process")
+        return ""
 
     def _confinement_note(self) -> str:
         landlock = f"Landlock ABI {self.landlock}"
@@ -326,11 +352,12 @@ class Sandbox:
         self.process: subprocess.Popen | forking.Forked | None = None
         self.capture: OutputCapture | None = None
         self.lease: permissions.UidLease | None = None
+        self.group: cgroups.Group | None = None
         self.private: Path | None = None
         self.worker_pid: int | None = None
         self.elders: set[int] = set()
         self.answer: dict = {}
-        self._requests = self._replies = -1
+        self._requests = self._replies = self._exited = -1  # _exited: a pidfd of the worker, where the kernel has them
 
     # ------------------------------------------------------------ life cycle
 
@@ -348,6 +375,12 @@ class Sandbox:
             permissions.hand_over(self.root, self.lease.uid)
             os.chown(self.private / "tmp", self.lease.uid, self.lease.uid)
             os.chmod(self.private, 0o711)
+        if self.isolation.cgroups:
+            try:
+                self.group = cgroups.Group.make(self.isolation.cgroups, self.limits.memory_mb, self.limits.processes)
+            except OSError as exc:
+                raise SandboxError(f"could not make the worker's control group: {exc} (AUTOGRADER_CGROUPS=0 grades "
+                                   "without them)") from None
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         try:
@@ -367,6 +400,8 @@ class Sandbox:
         self._requests, self._replies = req_w, rep_r
         self.capture = OutputCapture(self.process.stdout, self.limits.output_bytes)
         self._handshake()
+        with contextlib.suppress(OSError):  # a worker that dies is seen at once, whatever it left holding its pipe
+            self._exited = os.pidfd_open(self.pid)
 
     def _fork(self, requests: int, replies: int) -> forking.Forked:
         """A worker forked by this process's zygote, on the same pipes a started one gets."""
@@ -391,6 +426,7 @@ class Sandbox:
             limits["processes"] = self.limits.processes + _user_task_count()
         return {"mode": self.isolation.mode, "uid": self.lease.uid if self.lease else None,
                 "landlock": self.isolation.landlock, "seccomp": self.isolation.seccomp,
+                "cgroups": self.group.procs() if self.group else [],
                 "init": self._forked_into_namespace(),
                 "workdir": str(self.root), "tmpdir": str(self.private / "tmp"),
                 "rootfs": str(self.private / "rootfs"), "tmp_mb": self.limits.tmp_mb, "limits": limits}
@@ -451,7 +487,8 @@ class Sandbox:
         """
         try:
             protocol.write_frame(self._requests, header, blobs)
-            reply, reply_blobs = protocol.read_frame(self._replies, deadline, max_bytes=self.limits.memory_mb << 20)
+            reply, reply_blobs = protocol.read_frame(self._replies, deadline, max_bytes=self.limits.memory_mb << 20,
+                                                     watch=None if self._exited < 0 else self._exited)
             if not isinstance(reply.get("ok"), bool) or not (reply["ok"] or isinstance(reply.get("error"), dict)):
                 raise protocol.ProtocolError(f"a reply with {sorted(reply)[:8]}, neither an answer nor an error")
             return reply, reply_blobs
@@ -462,7 +499,9 @@ class Sandbox:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(timeout=2)  # it is exiting: its own status says how (where it forked, the copy's)
             self.kill()
-            raise WorkerDied(self.process.returncode, self.output_tail()) from None
+            killed = self.group is not None and self.group.oom_kills() > 0
+            raise WorkerDied(self.process.returncode, self.output_tail(),
+                             self.limits.memory_mb if killed else None) from None
         except protocol.ProtocolError:
             self.kill()
             raise
@@ -481,6 +520,8 @@ class Sandbox:
                 os.kill(pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
+        if self.group is not None:
+            self.group.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=10)
         if self.worker_pid is not None:
@@ -490,14 +531,17 @@ class Sandbox:
             self.lease.kill_all()
         # A student's process that outlived its worker (as the worker's uid, or ours), re-parented here.
         reap_children(LIVE | self.elders)
-        for fd in (self._requests, self._replies):
+        for fd in (self._requests, self._replies, self._exited):
             with contextlib.suppress(OSError):
                 os.close(fd)
-        self._requests = self._replies = -1
+        self._requests = self._replies = self._exited = -1
 
     def close(self) -> None:
         """Kill the worker, give its uid back (swept) and remove its private folder."""
         self.kill()
+        if self.group is not None:
+            self.group.remove()
+            self.group = None
         if self.lease is not None:
             self.lease.release()
             self.lease = None

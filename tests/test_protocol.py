@@ -107,3 +107,28 @@ def test_a_tensor_goes_where_the_sender_names_only_when_asked():
     node = protocol.encode([torch.ones(2)], blobs, device="cuda")
     assert node["__list__"][0]["device"] == "cuda"
     assert protocol.decode(node, blobs)[0].device.type == "cpu"  # the grader's side never leaves the CPU
+
+
+@pytest.mark.parametrize("watched", [True, False], ids=["watched", "control"])
+def test_a_peer_that_exits_is_seen_although_its_child_holds_the_pipe(watched):
+    """A worker killed (for memory, say) while a process it started holds its reply pipe: the reader watching its pidfd
+    knows at once; without the watch it waits for the deadline."""
+    read, write = os.pipe()
+    peer = os.fork()
+    if peer == 0:
+        os.close(read)
+        if os.fork() == 0:
+            time.sleep(5)
+        os._exit(0)
+    os.close(write)
+    watch = os.pidfd_open(peer)
+    started = time.monotonic()
+    try:
+        with pytest.raises(protocol.PeerClosed if watched else protocol.ReadTimeout):
+            protocol.read_frame(read, started + 2, watch=watch if watched else None)
+    finally:
+        os.waitpid(peer, 0)
+        os.close(read)
+        os.close(watch)
+    if watched:
+        assert time.monotonic() - started < 1

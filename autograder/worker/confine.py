@@ -14,17 +14,19 @@ The plan comes from the trusted side (``autograder.sandbox.Sandbox.plan``) in th
   both owned by the worker's uid with mode 0700; the grader keeps what it holds unreadable to that uid.
 - ``limits`` (not root): resource limits only.
 
-In every mode: resource limits, a parent-death signal, no new privileges (a setuid program gains nothing) and
-umask 077; as root also a uid of its own without supplementary groups, so the second layer (permissions) holds
-even where the first (namespaces) exists. And, where the kernel has Landlock (``plan["landlock"]``, from the
-grader's probe), the allow-list again, enforced by the kernel on paths rather than by what is mounted: read and
-execute under the system's, the interpreter's and the virtual environment's folders and /proc, read and write the
-devices above, everything in the worker's own copy, its TMPDIR and /dev/shm; no TCP (nor UDP, on kernels whose
-Landlock covers it), no abstract UNIX socket and no signal outside the worker's own processes. It is what makes
-``permissions`` and ``limits`` an allow-list too: a world-readable copy of the solutions elsewhere on the machine, or
-the instructor's files in ``limits``, are not readable, whatever the mode bits say. landlockpy makes the calls and
-drops what the running kernel's ABI lacks; the ruleset is built while the process may still open any path, and
-enforced last, while it runs one thread (forked, or before torch's pools start), so every thread after inherits it.
+In every mode: resource limits, a parent-death signal, no new privileges (a setuid program gains nothing), umask 077
+and the OOM killer's highest score; as root also a uid of its own without supplementary groups, so the second layer
+(permissions) holds even where the first (namespaces) exists, and, where the grader found a writable cgroup
+hierarchy (``plan["cgroups"]``), control groups that count all the worker's processes together
+(``autograder.cgroups``). And, where the kernel has Landlock (``plan["landlock"]``, from the grader's probe), the
+allow-list again, enforced by the kernel on paths rather than by what is mounted: read and execute under the
+system's, the interpreter's and the virtual environment's folders and /proc, read and write the devices above,
+everything in the worker's own copy, its TMPDIR and /dev/shm; no TCP (nor UDP, on kernels whose Landlock covers it),
+no abstract UNIX socket and no signal outside the worker's own processes. It is what makes ``permissions`` and
+``limits`` an allow-list too: a world-readable copy of the solutions elsewhere on the machine, or the instructor's
+files in ``limits``, are not readable, whatever the mode bits say. landlockpy makes the calls and drops what the
+running kernel's ABI lacks; the ruleset is built while the process may still open any path, and enforced last, while
+it runs one thread (forked, or before torch's pools start), so every thread after inherits it.
 
 And, where the system has libseccomp (``plan["seccomp"]``, from ``Isolation.detect``), a system-call filter that
 refuses (EPERM, as Docker's default profile does) what no namespace of the sandbox holds and outlives the process:
@@ -84,6 +86,7 @@ OFF = " (AUTOGRADER_LANDLOCK=0 grades without this layer, on the others alone)"
 REFUSED_CALLS = ("add_key", "request_key", "keyctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive",
                  "mq_notify", "mq_getsetattr", "io_uring_setup")
 NETWORK = (socket.AF_INET, socket.AF_INET6)  # the socket families refused
+OOM_SCORE = 1000  # the most: on a machine out of memory the kernel kills student code first, never the grader
 
 
 class ConfineError(Exception):
@@ -95,6 +98,7 @@ def apply(plan: dict, requests: int, replies: int) -> dict:
     confined worker sees them. Exactly one ``{"pid": N}`` frame reaches ``replies`` first: the worker's pid as the
     grader sees it (for reading its memory from outside), or None where it is the process the grader started."""
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    _join(plan.get("cgroups", []))
     mode = plan["mode"]
     if mode == "namespaces":
         view = _namespaces(plan, requests, replies)
@@ -114,6 +118,21 @@ def apply(plan: dict, requests: int, replies: int) -> dict:
         _filter_calls()
     os.umask(0o077)
     return view
+
+
+def _join(groups: list[str]) -> None:
+    """Enter the worker's control groups (``autograder.cgroups``: ``groups`` are their ``cgroup.procs`` files), while
+    root and before the file system is replaced; and be the OOM killer's first choice, for good: the score is set
+    while root, so that neither this process nor any it starts may lower it again (without root, only they may)."""
+    for procs in groups:
+        try:
+            with open(procs, "w") as handle:
+                handle.write("0")  # this process: what it starts is born in the group
+        except OSError as exc:
+            raise ConfineError(f"could not enter the control group {os.path.dirname(procs)}: {exc} "
+                               "(AUTOGRADER_CGROUPS=0 grades without them)") from None
+    with open("/proc/self/oom_score_adj", "w") as handle:
+        handle.write(str(OOM_SCORE))
 
 
 def _namespaces(plan: dict, requests: int, replies: int) -> dict:

@@ -1,0 +1,228 @@
+"""Control groups: a worker's processes counted together, for memory, for their number and for the CPU.
+
+The resource limits a worker sets (``autograder.worker.confine``) hold per process, and a submission may start 256:
+one that forked 120 children of 40 MB each, graded beside a correct one on a machine without spare memory, had the
+kernel's OOM killer kill the correct one's worker (it lost the points of the tests left); one whose 200 children spun
+in sessions of their own (so the kernel's autogroups did not pool them) slowed the submission graded beside it 70
+times. Measured 2026-11-26, the first in a memory cgroup of 4 GB standing for a machine. So, as root where a cgroup
+hierarchy is writable, each worker gets a group of its own (``Group``): ``memory`` holds all its processes together
+to its ``memory_mb`` (the kernel kills inside the group, never outside it; files it writes to a tmpfs count too),
+``pids`` to its ``processes``, and ``cpu`` gives the group one share, however many processes it runs. The worker
+joins its group itself, first thing and while still root (``confine``); nothing it starts can leave (moving a process
+takes write access to a root-owned ``cgroup.procs``), and workers score highest for the OOM killer anyway, so that
+on a machine short of memory the kernel picks student code before the grader.
+
+Where each controller lives is read from ``/proc/self/mountinfo``: a version 1 hierarchy of its own (groups nest
+under this process's group, so limits set above it still apply), or the unified (version 2) hierarchy, where groups
+nest under ``autograder/`` at its root (a group with processes cannot hand controllers to its children, so the
+grader's own group cannot hold them). A container with the hierarchy read-only, or a grader that is not root, has
+none: ``usable`` is then empty, the results' isolation note says so, and the per-process limits stand alone.
+``AUTOGRADER_CGROUPS=0`` turns the layer off. Groups are named ``autograder-PID-N`` after the process that made
+them, which removes them; a killed grader's empty groups are removed by the next one (``sweep``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import functools
+import itertools
+import os
+import re
+import signal
+import time
+from pathlib import Path
+
+CONTROLLERS = ("memory", "pids", "cpu")
+ENV = "AUTOGRADER_CGROUPS"  # "0": no control groups; "memory,pids,cpu": the ones the grader found usable
+UNIFIED_TOP = "autograder"  # the folder at the unified hierarchy's root that holds the groups
+NAME = re.compile(r"autograder-(\d+)-(\d+|probe)")
+SWEEP_SECONDS = 60.0
+_counter = itertools.count()
+_last_sweep = -SWEEP_SECONDS
+
+
+@functools.cache
+def usable() -> dict[str, Path]:
+    """The controllers this process can give a worker's group: {controller: the folder its groups are made in}.
+    Each is tried once, by making, limiting and removing a group (a read-only hierarchy, or no root, fails)."""
+    if os.geteuid() != 0:
+        return {}
+    found = {}
+    for controller, parent in sorted(_parents().items(), key=lambda item: CONTROLLERS.index(item[0])):
+        probe = parent / f"autograder-{os.getpid()}-probe"
+        try:
+            probe.mkdir(exist_ok=True)
+            try:
+                _limit(probe, controller, 1 << 30 if controller == "memory" else 1024)
+            finally:
+                probe.rmdir()
+        except OSError:
+            continue
+        found[controller] = parent
+    return found
+
+
+class Group:
+    """The control group of one worker, in every usable hierarchy (``make``)."""
+
+    def __init__(self, folders: dict[str, Path]):
+        self.folders = folders  # controller -> its folder (one folder for all, in the unified hierarchy)
+
+    @classmethod
+    def make(cls, controllers: tuple[str, ...], memory_mb: int, processes: int) -> Group:
+        """A new group in the hierarchies of ``controllers``, limited to ``memory_mb`` and ``processes``; raises
+        OSError where one cannot be made (a controller the grader found, gone)."""
+        sweep_now()
+        parents = usable()
+        missing = [name for name in controllers if name not in parents]
+        if missing:
+            raise OSError(errno.ENOENT, f"no usable cgroup hierarchy for {', '.join(missing)}")
+        name = f"autograder-{os.getpid()}-{next(_counter)}"
+        group = cls({controller: parents[controller] / name for controller in controllers})
+        try:
+            for controller, folder in group.folders.items():
+                folder.mkdir(exist_ok=True)
+                _limit(folder, controller, memory_mb << 20 if controller == "memory" else processes)
+        except OSError:
+            group.remove()
+            raise
+        return group
+
+    def procs(self) -> list[str]:
+        """The ``cgroup.procs`` files a worker writes itself into (``confine``), one per folder."""
+        return [str(folder / "cgroup.procs") for folder in self._distinct()]
+
+    def oom_kills(self) -> int:
+        """How many processes of the group the kernel killed for its memory limit."""
+        folder = self.folders.get("memory")
+        for name in ("memory.events", "memory.oom_control"):  # unified, version 1
+            with contextlib.suppress(OSError):
+                for line in (folder / name).read_text().splitlines():
+                    key, _, value = line.partition(" ")
+                    if key == "oom_kill":
+                        return int(value)
+        return 0
+
+    def kill(self) -> None:
+        """SIGKILL every process in the group, until none is left (a fork racing the kill is caught next round)."""
+        for folder in self._distinct():
+            with contextlib.suppress(OSError):
+                (folder / "cgroup.kill").write_text("1")  # the unified hierarchy, Linux 5.14+: all at once
+            for _ in range(100):
+                pids = _pids(folder)
+                if not pids:
+                    break
+                for pid in pids:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                time.sleep(0.01)
+
+    def remove(self, seconds: float = 2.0) -> None:
+        """Remove the group's folders, once their processes have exited (a folder still busy then stays for
+        ``sweep``)."""
+        deadline = time.monotonic() + seconds
+        for folder in self._distinct():
+            while True:
+                try:
+                    folder.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError as exc:
+                    if exc.errno != errno.EBUSY or time.monotonic() > deadline:
+                        break
+                    time.sleep(0.01)
+
+    def _distinct(self) -> list[Path]:
+        return list(dict.fromkeys(self.folders.values()))
+
+
+def sweep_now() -> None:
+    """``sweep``, at most once per ``SWEEP_SECONDS`` in a process."""
+    global _last_sweep
+    if time.monotonic() - _last_sweep >= SWEEP_SECONDS:
+        _last_sweep = time.monotonic()
+        sweep()
+
+
+def sweep() -> None:
+    """Remove the empty groups of graders that are gone (their maker's pid is not running)."""
+    for parent in set(usable().values()):
+        with contextlib.suppress(OSError):
+            for entry in parent.iterdir():
+                match = NAME.fullmatch(entry.name)
+                if match and not _running(int(match.group(1))):
+                    with contextlib.suppress(OSError):
+                        entry.rmdir()
+
+
+def _limit(folder: Path, controller: str, value: int) -> None:
+    """Set a group's limit: memory (bytes, and no swap beyond it) or processes; the cpu controller's default share."""
+    if controller == "memory":
+        version_1 = (folder / "memory.limit_in_bytes").exists()
+        (folder / ("memory.limit_in_bytes" if version_1 else "memory.max")).write_text(str(value))
+        swap = folder / ("memory.memsw.limit_in_bytes" if version_1 else "memory.swap.max")
+        if swap.exists():
+            swap.write_text(str(value) if version_1 else "0")
+    elif controller == "pids":
+        (folder / "pids.max").write_text(str(value))
+
+
+def _parents(mountinfo: str | None = None, groups: str | None = None) -> dict[str, Path]:
+    """{controller: the folder this process would make its groups in}, from the mounted hierarchies (``mountinfo``
+    and this process's ``groups``: /proc/self's, unless given)."""
+    own = {}
+    for line in (groups or Path("/proc/self/cgroup").read_text()).splitlines():
+        _, names, path = line.split(":", 2)
+        for name in names.split(",") if names else [""]:
+            own[name] = path  # "" is the unified hierarchy's line
+    parents = {}
+    for line in (mountinfo or Path("/proc/self/mountinfo").read_text()).splitlines():
+        fields, _, rest = line.partition(" - ")
+        root, mount = fields.split()[3:5]
+        kind, _, options = rest.split()[:3]
+        mount = Path(mount.replace("\\040", " "))
+        if kind == "cgroup":
+            for controller in set(options.split(",")) & set(CONTROLLERS):
+                parents.setdefault(controller, mount / _below(own.get(controller, "/"), root))
+        elif kind == "cgroup2":
+            with contextlib.suppress(OSError):
+                offered = (mount / "cgroup.controllers").read_text().split()
+                for controller in set(offered) & set(CONTROLLERS):
+                    if controller not in parents and _delegate(mount, controller):
+                        parents[controller] = mount / UNIFIED_TOP
+    return parents
+
+
+def _below(path: str, root: str) -> str:
+    """``path`` (a group, as /proc/self/cgroup names it) relative to a mount of the hierarchy's ``root``."""
+    relative = os.path.relpath(path, root) if path.startswith(root) else path.lstrip("/")
+    return "" if relative == "." else relative
+
+
+def _delegate(mount: Path, controller: str) -> bool:
+    """Hand ``controller`` down to the groups under ``UNIFIED_TOP`` of the unified hierarchy at ``mount``."""
+    try:
+        (mount / "cgroup.subtree_control").write_text(f"+{controller}")
+        (mount / UNIFIED_TOP).mkdir(exist_ok=True)
+        (mount / UNIFIED_TOP / "cgroup.subtree_control").write_text(f"+{controller}")
+    except OSError:
+        return False
+    return True
+
+
+def _pids(folder: Path) -> list[int]:
+    with contextlib.suppress(OSError):
+        return [int(pid) for pid in (folder / "cgroup.procs").read_text().split()]
+    return []
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
