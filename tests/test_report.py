@@ -14,8 +14,10 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
 import random
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -158,7 +160,12 @@ def test_the_page_of_200_submissions_in_chromium(batch, tmp_path):
                      "--window-size=1200,900"):
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(options=options, service=Service(str(CHROMEDRIVER)))
+    # Chromium driven by chromedriver leaves a folder with its singleton socket in its TMPDIR (38 in this machine's
+    # /tmp, 2026-11-26): a folder of ours, short (a socket's path has at most 107 bytes), removed after.
+    browser_tmp = tempfile.mkdtemp(prefix="chromium-")
+    before = set(Path(tempfile.gettempdir()).glob("org.chromium.*"))
+    service = Service(str(CHROMEDRIVER), env={**os.environ, "TMPDIR": browser_tmp})
+    driver = webdriver.Chrome(options=options, service=service)
     try:
         driver.get(page.as_uri())
         errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
@@ -176,6 +183,8 @@ def test_the_page_of_200_submissions_in_chromium(batch, tmp_path):
         overview = driver.find_element("id", "overview").text
     finally:
         driver.quit()
+        shutil.rmtree(browser_tmp)
+    assert set(Path(tempfile.gettempdir()).glob("org.chromium.*")) == before
     png = base64.b64decode(shot["data"])
     (tmp_path / "report.png").write_bytes(png)
     pixels = imread(io.BytesIO(png))
