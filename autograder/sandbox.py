@@ -32,7 +32,7 @@ import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from autograder import cgroups, forking, permissions, protocol, scratch
+from autograder import cgroups, diskwatch, forking, permissions, protocol, scratch
 
 PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG = 36, 1
 LIVE: set[int] = set()  # the pids of the workers (and the worker zygote) this process started and has not stopped
@@ -58,7 +58,7 @@ class Limits:
     open_files: int = 512
     output_bytes: int = 256 * 1024
     threads: int = 1
-    tmp_mb: int = 256  # each of /tmp and /dev/shm, where namespaces give the worker its own
+    tmp_mb: int = 256  # each of /tmp and /dev/shm, where namespaces give the worker its own; what it writes to disk
 
     @classmethod
     def from_config(cls, config: dict) -> Limits:
@@ -78,13 +78,12 @@ class WorkerDied(Exception):
 
     returncode: int | None
     output: str = ""
-    memory_mb: int | None = None  # the limit of its control group, where the kernel killed in it for memory
+    cause: str = ""  # what the grader knows of why it died (its control group's memory, what it wrote to disk)
 
     def describe(self) -> str:
         code = self.returncode
-        if self.memory_mb is not None:
-            return (f"the process running your code, or one it started, was killed for memory: all of its processes "
-                    f"together may use at most {self.memory_mb} MB")
+        if self.cause:
+            return self.cause
         if code is None:
             return "the worker stopped responding"
         if code < 0:
@@ -353,6 +352,8 @@ class Sandbox:
         self.capture: OutputCapture | None = None
         self.lease: permissions.UidLease | None = None
         self.group: cgroups.Group | None = None
+        self.disk: diskwatch.Watch | None = None
+        self.stopped_for = ""  # why the disk watch stopped the worker
         self.private: Path | None = None
         self.worker_pid: int | None = None
         self.elders: set[int] = set()
@@ -402,6 +403,18 @@ class Sandbox:
         self._handshake()
         with contextlib.suppress(OSError):  # a worker that dies is seen at once, whatever it left holding its pipe
             self._exited = os.pidfd_open(self.pid)
+        self.disk = diskwatch.Watch([self.root, self.private / "tmp"], self.limits.tmp_mb, self._stop_writing)
+
+    def _stop_writing(self, reason: str) -> None:
+        """The disk watch's ``stop``, in its thread: kill the worker and what it started (``kill`` collects them)."""
+        self.stopped_for = reason
+        for pid in {self.worker_pid, self.process.pid} - {None}:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        if self.group is not None:
+            self.group.kill()
+        if self.lease is not None:
+            self.lease.kill_all()
 
     def _fork(self, requests: int, replies: int) -> forking.Forked:
         """A worker forked by this process's zygote, on the same pipes a started one gets."""
@@ -499,12 +512,17 @@ class Sandbox:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(timeout=2)  # it is exiting: its own status says how (where it forked, the copy's)
             self.kill()
-            killed = self.group is not None and self.group.oom_kills() > 0
-            raise WorkerDied(self.process.returncode, self.output_tail(),
-                             self.limits.memory_mb if killed else None) from None
+            raise WorkerDied(self.process.returncode, self.output_tail(), self._cause()) from None
         except protocol.ProtocolError:
             self.kill()
             raise
+
+    def _cause(self) -> str:
+        """Why the worker died, where the grader knows: its control group's memory, or the disk watch."""
+        if self.group is not None and self.group.oom_kills() > 0:
+            return (f"the process running your code, or one it started, was killed for memory: all of its processes "
+                    f"together may use at most {self.limits.memory_mb} MB")
+        return self.stopped_for
 
     def output_tail(self, limit: int = 2000) -> str:
         if self.capture is None:
@@ -515,6 +533,9 @@ class Sandbox:
         """Kill the worker and everything it started."""
         if self.process is None:
             return
+        if self.disk is not None:
+            self.disk.close()
+            self.disk = None
         for pid in {self.worker_pid, self.process.pid} - {None}:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)

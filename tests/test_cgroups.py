@@ -27,18 +27,31 @@ import os, time
 
 
 def hold(children, mb):
-    """Fork ``children`` processes that each take ``mb`` MB (touched) and wait; how many hold it a moment later."""
+    """Fork ``children`` processes that each take ``mb`` MB (touched) and wait; how many hold it once each has its
+    memory or is dead (a loaded machine may take seconds)."""
+    read, write = os.pipe()
     pids = []
     for _ in range(children):
         pid = os.fork()
         if pid == 0:
             block = bytearray(mb << 20)
             block[::4096] = b"x" * len(block[::4096])
-            time.sleep(30)
+            os.write(write, b"1")
+            time.sleep(60)
             os._exit(0)
         pids.append(pid)
-    time.sleep(3)
-    alive = [pid for pid in pids if os.waitpid(pid, os.WNOHANG) == (0, 0)]
+    os.close(write)
+    os.set_blocking(read, False)
+    holding, dead, deadline = 0, set(), time.monotonic() + 50
+    while holding + len(dead) < children and time.monotonic() < deadline:
+        time.sleep(0.1)
+        try:
+            holding += len(os.read(read, children))
+        except BlockingIOError:
+            pass
+        dead |= {pid for pid in pids if pid not in dead and os.waitpid(pid, os.WNOHANG) != (0, 0)}
+    time.sleep(0.5)  # a kill that the last allocation set off
+    alive = [pid for pid in pids if pid not in dead and os.waitpid(pid, os.WNOHANG) == (0, 0)]
     for pid in alive:
         os.kill(pid, 9)
     return len(alive)

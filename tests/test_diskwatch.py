@@ -1,0 +1,95 @@
+"""What a worker writes to disk (``autograder/diskwatch.py``): past ``tmp_mb`` in its folder and its TMPDIR together,
+or past ``FILES_ALLOWED`` new files, the worker is stopped and the student told why, in every mode; within the limit
+the same writes go through (the control)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from conftest import is_root
+
+from autograder import diskwatch
+from autograder.proxy import Student, StudentCrashed
+from autograder.sandbox import Isolation, Limits
+
+PROBE = r'''
+import os, tempfile, time
+
+
+def fill(count, mb, where="."):
+    """Write ``count`` files of ``mb`` MB in ``where`` ("tmp": the temporary folder); how many were written."""
+    folder = tempfile.gettempdir() if where == "tmp" else where
+    for number in range(count):
+        with open(os.path.join(folder, f"fill-{number}"), "wb") as handle:
+            handle.write(os.urandom(1 << 20) * mb)
+        time.sleep(0.02)
+    return count
+
+
+def scatter(count):
+    """Make ``count`` empty files."""
+    for number in range(count):
+        open(f"empty-{number}", "w").close()
+    time.sleep(2)
+    return count
+'''
+
+MODES = ["namespaces", "permissions", "limits"] if is_root else ["limits"]
+
+
+@pytest.fixture
+def staged():
+    folder = Path(tempfile.mkdtemp(prefix="diskwatch-test-"))
+    os.chmod(folder, 0o711)  # as a batch stages: a sandbox uid passes through
+    (folder / "submission").mkdir()
+    (folder / "submission" / "probe.py").write_text(PROBE)
+    yield folder / "submission"
+    shutil.rmtree(folder)
+
+
+def _student(submission: Path, mode: str, tmp_mb: int) -> Student:
+    return Student(submission, [{"name": "probe"}], Limits(tmp_mb=tmp_mb, threads=1), Isolation(mode))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_worker_that_writes_too_much_is_stopped_and_told_why(mode, staged):
+    student = _student(staged, mode, 30)
+    try:
+        with pytest.raises(StudentCrashed, match="stopped for writing more than 30 MB to disk"):
+            student.probe.fill(60, 5)  # 300 MB, 5 MB at a time
+    finally:
+        student.close()
+    written = sum(path.stat().st_size for path in staged.glob("fill-*"))
+    assert 30 << 20 < written < 200 << 20
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_within_the_limit_the_same_writes_go_through(mode, staged):
+    student = _student(staged, mode, 100)
+    try:
+        assert student.probe.fill(12, 5) == 12
+    finally:
+        student.close()
+
+
+@pytest.mark.skipif(not is_root, reason="a TMPDIR of its own on disk needs permissions mode, as root")
+def test_the_temporary_folder_counts_too(staged):
+    student = _student(staged, "permissions", 30)
+    try:
+        with pytest.raises(StudentCrashed, match="more than 30 MB"):
+            student.probe.fill(60, 5, "tmp")
+    finally:
+        student.close()
+
+
+def test_so_do_files_however_small(staged):
+    student = _student(staged, MODES[0], 30)
+    try:
+        with pytest.raises(StudentCrashed, match=f"more than {diskwatch.FILES_ALLOWED} files"):
+            student.probe.scatter(diskwatch.FILES_ALLOWED + 500)
+    finally:
+        student.close()
