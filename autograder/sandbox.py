@@ -408,11 +408,7 @@ class Sandbox:
     def _stop_writing(self, reason: str) -> None:
         """The disk watch's ``stop``, in its thread: kill the worker and what it started (``kill`` collects them)."""
         self.stopped_for = reason
-        for pid in {self.worker_pid, self.process.pid} - {None}:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-        if self.group is not None:
-            self.group.kill()
+        self._kill_processes()
         if self.lease is not None:
             self.lease.kill_all()
 
@@ -536,13 +532,7 @@ class Sandbox:
         if self.disk is not None:
             self.disk.close()
             self.disk = None
-        for pid in {self.worker_pid, self.process.pid} - {None}:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, signal.SIGKILL)
-        if self.group is not None:
-            self.group.kill()
+        self._kill_processes()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=10)
         if self.worker_pid is not None:
@@ -556,6 +546,16 @@ class Sandbox:
             with contextlib.suppress(OSError):
                 os.close(fd)
         self._requests = self._replies = self._exited = -1
+
+    def _kill_processes(self) -> None:
+        """SIGKILL the worker, its process group and its control group (the uid's processes: ``lease.kill_all``)."""
+        for pid in {self.worker_pid, self.process.pid} - {None}:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        if self.group is not None:
+            self.group.kill()
 
     def close(self) -> None:
         """Kill the worker, give its uid back (swept) and remove its private folder."""
