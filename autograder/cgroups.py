@@ -93,6 +93,10 @@ class Group:
         """The ``cgroup.procs`` files a worker writes itself into (``confine``), one per folder."""
         return [str(folder / "cgroup.procs") for folder in self._distinct()]
 
+    def pids(self) -> list[int]:
+        """The processes in the group."""
+        return _pids(next(iter(self.folders.values())))
+
     def oom_kills(self) -> int:
         """How many processes of the group the kernel killed for its memory limit."""
         folder = self.folders.get("memory")

@@ -7,14 +7,17 @@ gradings and the grader's own results are written to. The kernel has no per-proc
 thread of the grading process measures the two folders every ``POLL_SECONDS`` (allocated blocks, links not followed)
 and calls ``stop`` with the reason once they hold more than what was staged plus the limit, or ``FILES_ALLOWED`` more
 entries (inodes run out too); a scan stops counting there, so that a submission cannot make the watch itself slow.
+Files on that disk which the worker's processes hold open after removing them count too (``held``): a worker that
+wrote 100 MB that way, under a limit of 30 MB, went unseen by the scan.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 POLL_SECONDS = 0.5
@@ -42,13 +45,33 @@ def usage(folders: list[Path], most: int) -> tuple[int, int]:
     return size, count
 
 
-class Watch:
-    """Measures ``folders`` in a thread until ``close``; calls ``stop(reason)`` once, when they outgrow the limit."""
+def held(pids: Iterable[int], device: int) -> int:
+    """Bytes allocated to files on ``device`` that processes ``pids`` hold open but that no longer have a name."""
+    seen, size = set(), 0
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                with contextlib.suppress(OSError):
+                    if not os.readlink(f"/proc/{pid}/fd/{fd}").endswith(" (deleted)"):
+                        continue
+                    info = os.stat(f"/proc/{pid}/fd/{fd}")
+                    if info.st_dev == device and stat.S_ISREG(info.st_mode) and (info.st_dev, info.st_ino) not in seen:
+                        seen.add((info.st_dev, info.st_ino))
+                        size += info.st_blocks * 512
+    return size
 
-    def __init__(self, folders: list[Path], limit_mb: int, stop: Callable[[str], None]):
+
+class Watch:
+    """Measures ``folders`` in a thread until ``close``; calls ``stop(reason)`` once, when they outgrow the limit.
+    ``pids`` names the worker's processes, for the removed files they hold (``held``)."""
+
+    def __init__(self, folders: list[Path], limit_mb: int, stop: Callable[[str], None],
+                 pids: Callable[[], Iterable[int]] = tuple):
         self.folders = folders
         self.limit_mb = limit_mb
         self._stop = stop
+        self._pids = pids
+        self._device = os.stat(folders[0]).st_dev
         self._start_bytes, self._start_files = usage(folders, 1 << 62)
         self._closed = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -57,6 +80,7 @@ class Watch:
     def _run(self) -> None:
         while not self._closed.wait(POLL_SECONDS):
             written, files = usage(self.folders, self._start_files + FILES_ALLOWED)
+            written += held(self._pids(), self._device)
             reason = ""
             if written - self._start_bytes > self.limit_mb << 20:
                 reason = f"more than {self.limit_mb} MB"

@@ -403,7 +403,22 @@ class Sandbox:
         self._handshake()
         with contextlib.suppress(OSError):  # a worker that dies is seen at once, whatever it left holding its pipe
             self._exited = os.pidfd_open(self.pid)
-        self.disk = diskwatch.Watch([self.root, self.private / "tmp"], self.limits.tmp_mb, self._stop_writing)
+        self.disk = diskwatch.Watch([self.root, self.private / "tmp"], self.limits.tmp_mb, self._stop_writing,
+                                    self._processes)
+
+    def _processes(self) -> list[int]:
+        """The worker's processes: its control group's, else its uid's (orphans included), else its descendants."""
+        import psutil
+
+        if self.group is not None:
+            return self.group.pids()
+        with contextlib.suppress(psutil.Error):
+            if self.lease is not None:
+                return [process.pid for process in psutil.process_iter(["uids"])
+                        if process.info["uids"] and process.info["uids"].real == self.lease.uid]
+            worker = psutil.Process(self.pid)
+            return [worker.pid, *(child.pid for child in worker.children(recursive=True))]
+        return []
 
     def _stop_writing(self, reason: str) -> None:
         """The disk watch's ``stop``, in its thread: kill the worker and what it started (``kill`` collects them)."""

@@ -1,6 +1,6 @@
-"""What a worker writes to disk (``autograder/diskwatch.py``): past ``tmp_mb`` in its folder and its TMPDIR together,
-or past ``FILES_ALLOWED`` new files, the worker is stopped and the student told why, in every mode; within the limit
-the same writes go through (the control)."""
+"""What a worker writes to disk (``autograder/diskwatch.py``): past ``tmp_mb`` in its folder and its TMPDIR together
+(files it removed but holds open included), or past ``FILES_ALLOWED`` new files, the worker is stopped and the
+student told why, in every mode; within the limit the same writes go through (the control)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import is_root
 
-from autograder import diskwatch
+from autograder import cgroups, diskwatch
 from autograder.proxy import Student, StudentCrashed
 from autograder.sandbox import Isolation, Limits
 
@@ -27,6 +27,19 @@ def fill(count, mb, where="."):
         with open(os.path.join(folder, f"fill-{number}"), "wb") as handle:
             handle.write(os.urandom(1 << 20) * mb)
         time.sleep(0.02)
+    return count
+
+
+def hide(count, mb):
+    """Write ``count`` files of ``mb`` MB, each removed at once but kept open: on disk, and in no folder."""
+    held = []
+    for number in range(count):
+        with open(f"hidden-{number}", "wb") as handle:
+            handle.write(os.urandom(1 << 20) * mb)
+        held.append(os.open(f"hidden-{number}", os.O_RDONLY))
+        os.unlink(f"hidden-{number}")
+        time.sleep(0.02)
+    time.sleep(2)
     return count
 
 
@@ -51,8 +64,8 @@ def staged():
     shutil.rmtree(folder)
 
 
-def _student(submission: Path, mode: str, tmp_mb: int) -> Student:
-    return Student(submission, [{"name": "probe"}], Limits(tmp_mb=tmp_mb, threads=1), Isolation(mode))
+def _student(submission: Path, mode: str, tmp_mb: int, groups: tuple[str, ...] = ()) -> Student:
+    return Student(submission, [{"name": "probe"}], Limits(tmp_mb=tmp_mb, threads=1), Isolation(mode, cgroups=groups))
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -72,6 +85,18 @@ def test_within_the_limit_the_same_writes_go_through(mode, staged):
     student = _student(staged, mode, 100)
     try:
         assert student.probe.fill(12, 5) == 12
+    finally:
+        student.close()
+
+
+@pytest.mark.parametrize("grouped", [False, True] if "pids" in cgroups.usable() else [False],
+                         ids=lambda grouped: "by control group" if grouped else "by uid or parent")
+@pytest.mark.parametrize("mode", MODES)
+def test_files_removed_but_held_open_count_too(mode, grouped, staged):
+    student = _student(staged, mode, 30, tuple(cgroups.usable()) if grouped else ())
+    try:
+        with pytest.raises(StudentCrashed, match="more than 30 MB"):
+            student.probe.hide(12, 5)
     finally:
         student.close()
 
