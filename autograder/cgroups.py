@@ -29,7 +29,6 @@ import functools
 import itertools
 import os
 import re
-import signal
 import time
 from pathlib import Path
 
@@ -108,23 +107,10 @@ class Group:
                         return int(value)
         return 0
 
-    def kill(self) -> None:
-        """SIGKILL every process in the group, until none is left (a fork racing the kill is caught next round)."""
-        for folder in self._distinct():
-            with contextlib.suppress(OSError):
-                (folder / "cgroup.kill").write_text("1")  # the unified hierarchy, Linux 5.14+: all at once
-            for _ in range(100):
-                pids = _pids(folder)
-                if not pids:
-                    break
-                for pid in pids:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.kill(pid, signal.SIGKILL)
-                time.sleep(0.01)
-
     def remove(self, seconds: float = 2.0) -> None:
         """Remove the group's folders, once their processes have exited (a folder still busy then stays for
-        ``sweep``)."""
+        ``sweep``). Killing them is the sandbox's: a group is made only as root, where every process in it belongs to
+        the worker's uid (``permissions.kill_processes``) and, with namespaces, dies with its PID 1."""
         deadline = time.monotonic() + seconds
         for folder in self._distinct():
             while True:

@@ -9,7 +9,7 @@ submission reaches the worker's command line or environment: its spec, the confi
 first message on the requests pipe.
 
 Stopping a worker kills the process the grader started, the worker it forked (PID 1 of its namespace: everything it
-started dies with it), every process of its uid and of its control group (``autograder.cgroups``), and, for the
+started dies with it), every process of its uid (all of its control group's, ``autograder.cgroups``), and, for the
 grading process is a child subreaper, any descendant a student's double fork re-parented to it; the worker itself
 dies with the grading process (a parent-death signal).
 """
@@ -412,10 +412,9 @@ class Sandbox:
 
         if self.group is not None:
             return self.group.pids()
+        if self.lease is not None:
+            return permissions.processes_of(self.lease.uid)
         with contextlib.suppress(psutil.Error):
-            if self.lease is not None:
-                return [process.pid for process in psutil.process_iter(["uids"])
-                        if process.info["uids"] and process.info["uids"].real == self.lease.uid]
             worker = psutil.Process(self.pid)
             return [worker.pid, *(child.pid for child in worker.children(recursive=True))]
         return []
@@ -563,14 +562,12 @@ class Sandbox:
         self._requests = self._replies = self._exited = -1
 
     def _kill_processes(self) -> None:
-        """SIGKILL the worker, its process group and its control group (the uid's processes: ``lease.kill_all``)."""
+        """SIGKILL the worker and its process group (the uid's processes: ``lease.kill_all``)."""
         for pid in {self.worker_pid, self.process.pid} - {None}:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
-        if self.group is not None:
-            self.group.kill()
 
     def close(self) -> None:
         """Kill the worker, give its uid back (swept) and remove its private folder."""
