@@ -36,15 +36,14 @@ CONTROLLERS = ("memory", "pids", "cpu")
 ENV = "AUTOGRADER_CGROUPS"  # "0": no control groups; "memory,pids,cpu": the ones the grader found usable
 UNIFIED_TOP = "autograder"  # the folder at the unified hierarchy's root that holds the groups
 NAME = re.compile(r"autograder-(\d+)-(\d+|probe)")
-SWEEP_SECONDS = 60.0
 _counter = itertools.count()
-_last_sweep = -SWEEP_SECONDS
 
 
 @functools.cache
 def usable() -> dict[str, Path]:
     """The controllers this process can give a worker's group: {controller: the folder its groups are made in}.
-    Each is tried once, by making, limiting and removing a group (a read-only hierarchy, or no root, fails)."""
+    Each is tried once, by making, limiting and removing a group (a read-only hierarchy, or no root, fails); then
+    the groups dead graders left there are swept (once per process: a batch, a runners' zygote)."""
     if os.geteuid() != 0:
         return {}
     found = {}
@@ -59,6 +58,7 @@ def usable() -> dict[str, Path]:
         except OSError:
             continue
         found[controller] = parent
+    _sweep(found.values())
     return found
 
 
@@ -72,7 +72,6 @@ class Group:
     def make(cls, controllers: tuple[str, ...], memory_mb: int, processes: int) -> Group:
         """A new group in the hierarchies of ``controllers``, limited to ``memory_mb`` and ``processes``; raises
         OSError where one cannot be made (a controller the grader found, gone)."""
-        sweep_now()
         parents = usable()
         missing = [name for name in controllers if name not in parents]
         if missing:
@@ -128,17 +127,13 @@ class Group:
         return list(dict.fromkeys(self.folders.values()))
 
 
-def sweep_now() -> None:
-    """``sweep``, at most once per ``SWEEP_SECONDS`` in a process."""
-    global _last_sweep
-    if time.monotonic() - _last_sweep >= SWEEP_SECONDS:
-        _last_sweep = time.monotonic()
-        sweep()
-
-
 def sweep() -> None:
     """Remove the empty groups of graders that are gone (their maker's pid is not running)."""
-    for parent in set(usable().values()):
+    _sweep(usable().values())
+
+
+def _sweep(parents) -> None:
+    for parent in set(parents):
         with contextlib.suppress(OSError):
             for entry in parent.iterdir():
                 match = NAME.fullmatch(entry.name)
@@ -213,6 +208,6 @@ def _running(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
-        return True
+    except PermissionError:  # it runs, as another user
+        pass
     return True

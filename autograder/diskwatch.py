@@ -66,7 +66,7 @@ class Watch:
     ``pids`` names the worker's processes, for the removed files they hold (``held``)."""
 
     def __init__(self, folders: list[Path], limit_mb: int, stop: Callable[[str], None],
-                 pids: Callable[[], Iterable[int]] = tuple):
+                 pids: Callable[[], Iterable[int]]):
         self.folders = folders
         self.limit_mb = limit_mb
         self._stop = stop
@@ -93,5 +93,4 @@ class Watch:
 
     def close(self) -> None:
         self._closed.set()
-        if self._thread is not threading.current_thread():
-            self._thread.join()
+        self._thread.join()
