@@ -38,7 +38,10 @@ workflow, for the figures).
 
 A fork is safe only before a thread pool or a CUDA context exists: the zygote refuses to fork when its process has
 a second thread or torch has initialised CUDA (``fork_ready``). The grader's processes keep OpenBLAS to one thread
-(``autograder/__init__.py``), and a zygote never computes anything.
+(``autograder/__init__.py``), and a zygote never computes anything. On an H100, ``torch.cuda.is_available()`` alone
+already broke a fork ("Cannot re-initialize CUDA in forked subprocess" in the child) while ``is_initialized()`` stayed
+False, which ``fork_ready`` cannot see: so a process that forks never asks, and a runner asks (``grading_device``, the
+tests' ``device``) only after forking its workers' zygote.
 """
 
 from __future__ import annotations

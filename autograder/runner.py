@@ -294,6 +294,7 @@ def set_threads(threads: int) -> None:
 
 
 def grading_device() -> str:
+    """Asked after ``warm_up``: on a GPU, asking breaks later forks of this process (``autograder.forking``)."""
     import torch
 
     if torch.cuda.is_available():

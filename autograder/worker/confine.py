@@ -21,6 +21,8 @@ hierarchy (``plan["cgroups"]``), control groups that count all the worker's proc
 (``autograder.cgroups``). And, where the kernel has Landlock (``plan["landlock"]``, from the grader's probe), the
 allow-list again, enforced by the kernel on paths rather than by what is mounted: read and execute under the
 system's, the interpreter's and the virtual environment's folders and /proc, read and write the devices above,
+and on a GPU machine write /proc too (CUDA names its threads in ``/proc/PID/task/TID/comm`` as it starts: refused,
+``cuInit`` fails with error 304; the file permissions still let it write only its own uid's processes' files),
 everything in the worker's own copy, its TMPDIR and /dev/shm; no TCP (nor UDP, on kernels whose Landlock covers it),
 no abstract UNIX socket and no signal outside the worker's own processes. It is what makes ``permissions`` and
 ``limits`` an allow-list too: a world-readable copy of the solutions elsewhere on the machine, or the instructor's
@@ -187,8 +189,9 @@ def _allow_list(view: dict, wanted: int) -> landlockpy.Ruleset | None:
         ruleset = landlockpy.Ruleset(scoped=Scope.ABSTRACT_UNIX_SOCKET | Scope.SIGNAL)  # every right the kernel has
         if ruleset.abi_version < wanted:
             raise ConfineError(f"the probe found Landlock ABI {wanted}, this worker only {ruleset.abi_version}" + OFF)
-        devices = [f"/dev/{name}" for name in DEVICES] + sorted(glob.glob("/dev/nvidia*"))
-        rights = {**dict.fromkeys([*_readable(), "/proc", *(f"/{name}" for name in TOP_LEVEL)], READ),
+        devices = [f"/dev/{name}" for name in DEVICES] + gpu_devices()
+        rights = {**dict.fromkeys([*_readable(), *(f"/{name}" for name in TOP_LEVEL)], READ),
+                  "/proc": READ | (AccessFS.WRITE_FILE if gpu_devices() else 0),  # CUDA names its threads there
                   **dict.fromkeys(devices, DEVICE),
                   **dict.fromkeys([view["cwd"], view["tmp"], "/dev/shm"], ruleset.handled_fs)}
         for path, access in rights.items():
@@ -267,7 +270,7 @@ def _readable() -> list[str]:
 
 def _devices(root: str, shm_mb: int) -> None:
     _mount("tmpfs", f"{root}/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=755,size=64k", create=True)
-    for path in [f"/dev/{name}" for name in DEVICES] + sorted(glob.glob("/dev/nvidia*")):
+    for path in [f"/dev/{name}" for name in DEVICES] + gpu_devices():
         if os.path.exists(path):
             _bind(path, root + path, writable=True, device=True)
     for name, target in {"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1",
@@ -300,9 +303,24 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int, data
     _check(_libc().mount(encode(source), encode(target), encode(fstype), flags, encode(data)), f"mount {target}")
 
 
+def gpu_devices() -> list[str]:
+    """NVIDIA's device files, where the machine has its driver: what a worker needs to use the GPU."""
+    return sorted(glob.glob("/dev/nvidia*"))
+
+
+def memory_limit() -> int:
+    """What ``memory_mb`` bounds in each process: its address space, or on a machine with an NVIDIA GPU its writable
+    memory. CUDA reserves far more address space than a GPU grader's memory when it starts (on an H100 a worker
+    under ``RLIMIT_AS`` could not use the GPU: ``cudaGetDeviceCount`` failed with error 304, and a started worker's
+    ``import torch`` of the CUDA build ran out of address space); ``RLIMIT_DATA`` does not count such reservations
+    nor code, but does count every private writable mapping. It misses anonymous shared mappings, which the worker's
+    control group counts where there is one (``autograder.cgroups``; README, Security)."""
+    return resource.RLIMIT_DATA if gpu_devices() else resource.RLIMIT_AS
+
+
 def _set_limits(limits: dict) -> None:
     mb = 1 << 20
-    values = {resource.RLIMIT_AS: limits["memory_mb"] * mb, resource.RLIMIT_CPU: limits["cpu_seconds"],
+    values = {memory_limit(): limits["memory_mb"] * mb, resource.RLIMIT_CPU: limits["cpu_seconds"],
               resource.RLIMIT_FSIZE: limits["file_size_mb"] * mb, resource.RLIMIT_NOFILE: limits["open_files"],
               resource.RLIMIT_CORE: 0, resource.RLIMIT_NPROC: limits["processes"]}
     for which, value in values.items():

@@ -1,0 +1,87 @@
+"""What a worker on a GPU machine needs for CUDA, which a CPU machine can check: both seen missing on an H100, where
+every worker's first CUDA call failed (error 304, `cudaGetDeviceCount`) and correct submissions lost their runtime
+tests' points. ``confine.gpu_devices`` stands for NVIDIA's device files here.
+
+- The memory limit (``confine.memory_limit``): the address space on a CPU machine; on a GPU machine the writable
+  memory, since CUDA reserves address space far beyond any memory limit when it starts.
+- Landlock's allow-list lets the worker write under /proc on a GPU machine: CUDA names its threads there.
+
+Each case confines a fresh interpreter (neither can be undone), then tries what CUDA does."""
+
+from __future__ import annotations
+
+import errno
+import json
+import subprocess
+import sys
+
+import pytest
+
+from autograder.sandbox import _kernel_landlock
+
+GPU = ["/dev/nvidia0", "/dev/nvidiactl", "/dev/nvidia-uvm"]
+
+# 1 GiB for memory_mb; an address-space reservation like CUDA's (8 GiB, no access: PROT_NONE); then 1.5 GiB written.
+MEMORY = """
+import json, mmap, resource
+from autograder.worker import confine
+confine.gpu_devices = lambda: {devices!r}
+confine._set_limits({{"memory_mb": 1024, "cpu_seconds": 60, "file_size_mb": 64, "open_files": 256,
+                     "processes": 4096}})
+answers = {{"as": resource.getrlimit(resource.RLIMIT_AS)[0], "data": resource.getrlimit(resource.RLIMIT_DATA)[0]}}
+try:
+    mmap.mmap(-1, 8 << 30, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, prot=0).close()
+    answers["reserved"] = True
+except OSError:
+    answers["reserved"] = False
+try:
+    block = bytearray(1536 << 20)
+    answers["written"] = True
+except MemoryError:
+    answers["written"] = False
+print(json.dumps(answers))
+"""
+
+# The allow-list enforced on this process, then another thread named as CUDA names its own: glibc's
+# pthread_setname_np of a thread other than the caller writes /proc/PID/task/TID/comm (0, or the error number).
+THREAD_NAME = """
+import ctypes, json, os, tempfile, threading
+from autograder.worker import confine
+confine.gpu_devices = lambda: {devices!r}
+folder = tempfile.mkdtemp()
+confine._prctl(confine.PR_SET_NO_NEW_PRIVS, 1)
+confine._enforce(confine._allow_list({{"cwd": folder, "tmp": folder}}, -1), -1)
+started, done = threading.Event(), threading.Event()
+thread = threading.Thread(target=lambda: (started.set(), done.wait()))
+thread.start()
+started.wait()
+error = ctypes.CDLL(None).pthread_setname_np(ctypes.c_ulong(thread.ident), b"cuda-EvtHandlr")
+named = open(f"/proc/{{os.getpid()}}/task/{{thread.native_id}}/comm").read().strip() == "cuda-EvtHandlr"
+done.set()
+print(json.dumps({{"error": error, "named": named}}))
+"""
+
+
+def _run(code: str, devices: list[str]) -> dict:
+    run = subprocess.run([sys.executable, "-c", code.format(devices=devices)], capture_output=True, text=True,
+                         check=True, timeout=60)
+    return json.loads(run.stdout)
+
+
+def test_a_cpu_machine_bounds_the_address_space():
+    answers = _run(MEMORY, [])
+    assert answers["as"] == 1 << 30 and not answers["reserved"] and not answers["written"]
+
+
+def test_a_gpu_machine_bounds_written_memory_and_leaves_cuda_its_reservations():
+    answers = _run(MEMORY, GPU)
+    assert answers["data"] == 1 << 30 and answers["as"] == -1  # RLIM_INFINITY: the address space is not bounded
+    assert answers["reserved"], "a PROT_NONE reservation, as CUDA makes when it starts, must succeed"
+    assert not answers["written"], "memory written beyond memory_mb must still fail"
+
+
+@pytest.mark.skipif(not _kernel_landlock(), reason="this kernel has no Landlock")
+@pytest.mark.parametrize(("devices", "answer"), [(GPU, {"error": 0, "named": True}),
+                                               ([], {"error": errno.EACCES, "named": False})], ids=["gpu", "cpu"])
+def test_cuda_may_name_its_threads_under_landlock_on_a_gpu_machine_only(devices, answer):
+    assert _run(THREAD_NAME, devices) == answer
