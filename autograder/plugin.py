@@ -33,6 +33,7 @@ from autograder.staticcheck import MODULE_LEVEL
 from autograder.submission import stage
 
 PUBLIC_SEED = "public"
+OUT_OF_REACH = "; the sandbox kept CUDA from the workers, so runtime tests ran on the CPU"
 
 
 @dataclass
@@ -115,11 +116,20 @@ class GradingPlugin:
         return self.session.reference_worker()
 
     @pytest.fixture
-    def device(self) -> str:
-        """Where runtime checks run: ``cuda`` on a GPU grader, else ``cpu``."""
+    def device(self, reference_student) -> str:
+        """Where runtime checks run: ``cuda`` on a GPU grader whose workers (the student's and the reference's) can
+        use it, else ``cpu``. A sandbox that keeps CUDA out must not fail correct code: the tests then run on the CPU,
+        and the results' device says so."""
         import torch
 
-        return "cuda" if torch.cuda.is_available() else "cpu"
+        if not torch.cuda.is_available():
+            return "cpu"
+        if self.session.student.gpu() and reference_student.gpu():
+            return "cuda"
+        extra = self.session.results.extra_data
+        if OUT_OF_REACH not in extra.get("device", ""):
+            extra["device"] = extra.get("device", "") + OUT_OF_REACH
+        return "cpu"
 
     @pytest.fixture
     def forbidden_findings(self) -> dict[str, list[str]]:

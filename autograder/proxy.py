@@ -125,6 +125,10 @@ class Student:
 
     # ------------------------------------------------------------ life cycle
 
+    def gpu(self) -> bool:
+        """Whether the worker can use CUDA: what it found once confined, before it ran any student file."""
+        return bool(self._ensure_worker().answer.get("cuda"))
+
     def _ensure_worker(self) -> Sandbox:
         if self.grader_problem:
             raise GraderFailure(self.grader_problem)

@@ -85,3 +85,23 @@ def test_a_gpu_machine_bounds_written_memory_and_leaves_cuda_its_reservations():
                                                ([], {"error": errno.EACCES, "named": False})], ids=["gpu", "cpu"])
 def test_cuda_may_name_its_threads_under_landlock_on_a_gpu_machine_only(devices, answer):
     assert _run(THREAD_NAME, devices) == answer
+
+
+def test_runtime_tests_run_on_the_cpu_where_the_workers_cannot_reach_the_gpu(monkeypatch, tmp_path):
+    """A grader that sees a GPU its workers cannot use (this CPU build of torch, told in the grading process that it
+    has one; the workers start as new interpreters, so they are not told) grades the reference's runtime test on the
+    CPU: full marks, and the results' device says why. Before, such a test moved the model to CUDA and failed."""
+    import torch
+
+    from autograder import assignment, runner
+    from autograder.plugin import OUT_OF_REACH
+
+    monkeypatch.setenv("AUTOGRADER_COLD", "1")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: "a GPU out of reach")
+    masking = assignment.load("masking")
+    results = runner.grade_one(masking, masking.solution_dir, tmp_path / "out", name="reference", hidden_only=True)
+    runtime = [test for test in results.tests if "runtime" in test.tags]
+    assert runtime and all(test.score == test.max_score for test in runtime), [t.output for t in runtime]
+    assert all(" on cpu," in test.output for test in runtime)
+    assert results.extra_data["device"] == "cuda (a GPU out of reach)" + OUT_OF_REACH

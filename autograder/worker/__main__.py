@@ -49,10 +49,11 @@ def run(requests: int, replies: int) -> None:
     import torch
 
     torch.set_num_threads(int(spec.get("threads", 1)))
+    cuda = _cuda_usable(torch)
     traps = Traps(list(spec.get("forbidden", [])))
     sys.path.insert(0, view["cwd"])  # only now: no file of the submission can run before the traps are set
     worker = Worker(spec["modules"], traps, view["cwd"])
-    protocol.write_frame(replies, {"ready": True})
+    protocol.write_frame(replies, {"ready": True, "cuda": cuda})
     while True:
         try:
             request, blobs = protocol.read_frame(requests)
@@ -62,6 +63,13 @@ def run(requests: int, replies: int) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         protocol.write_frame(replies, reply, out_blobs)
+
+
+def _cuda_usable(torch) -> bool:
+    """Whether this confined worker can use the GPU, found before any student file runs (so the grader may believe
+    it): where the sandbox keeps CUDA out, runtime tests run on the CPU rather than fail correct code. Asked only
+    where NVIDIA's devices exist: starting CUDA takes time."""
+    return bool(confine.gpu_devices()) and torch.cuda.is_available()
 
 
 def _settle(view: dict) -> None:
