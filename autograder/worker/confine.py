@@ -22,7 +22,8 @@ hierarchy (``plan["cgroups"]``), control groups that count all the worker's proc
 allow-list again, enforced by the kernel on paths rather than by what is mounted: read and execute under the
 system's, the interpreter's and the virtual environment's folders and /proc, read and write the devices above,
 and on a GPU machine write /proc too (CUDA names its threads in ``/proc/PID/task/TID/comm`` as it starts: refused,
-``cuInit`` fails with error 304; the file permissions still let it write only its own uid's processes' files),
+``cuInit`` fails with error 304; as a sandbox uid, whose /proc files are root's since it changed uid, that is all
+it may write there, while in ``limits`` it may write what its user may: that user's processes' files),
 everything in the worker's own copy, its TMPDIR and /dev/shm; no TCP (nor UDP, on kernels whose Landlock covers it),
 no abstract UNIX socket and no signal outside the worker's own processes. It is what makes ``permissions`` and
 ``limits`` an allow-list too: a world-readable copy of the solutions elsewhere on the machine, or the instructor's
