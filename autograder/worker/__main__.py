@@ -15,6 +15,7 @@ import os
 import sys
 import sysconfig
 import tempfile
+import warnings
 
 from autograder import protocol
 from autograder.worker import confine
@@ -68,8 +69,13 @@ def run(requests: int, replies: int) -> None:
 def _cuda_usable(torch) -> bool:
     """Whether this confined worker can use the GPU, found before any student file runs (so the grader may believe
     it): where the sandbox keeps CUDA out, runtime tests run on the CPU rather than fail correct code. Asked only
-    where NVIDIA's devices exist: starting CUDA takes time."""
-    return bool(confine.gpu_devices()) and torch.cuda.is_available()
+    where NVIDIA's devices exist: starting CUDA takes time. Quietly: torch warns when CUDA fails to start, and the
+    warning would read as the submission's output."""
+    if not confine.gpu_devices():
+        return False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return torch.cuda.is_available()
 
 
 def _settle(view: dict) -> None:
