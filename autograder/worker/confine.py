@@ -190,9 +190,10 @@ def _allow_list(view: dict, wanted: int) -> landlockpy.Ruleset | None:
         ruleset = landlockpy.Ruleset(scoped=Scope.ABSTRACT_UNIX_SOCKET | Scope.SIGNAL)  # every right the kernel has
         if ruleset.abi_version < wanted:
             raise ConfineError(f"the probe found Landlock ABI {wanted}, this worker only {ruleset.abi_version}" + OFF)
-        devices = [f"/dev/{name}" for name in DEVICES] + gpu_devices()
+        gpu = gpu_devices()
+        devices = [f"/dev/{name}" for name in DEVICES] + gpu
         rights = {**dict.fromkeys([*_readable(), *(f"/{name}" for name in TOP_LEVEL)], READ),
-                  "/proc": READ | (AccessFS.WRITE_FILE if gpu_devices() else 0),  # CUDA names its threads there
+                  "/proc": READ | (AccessFS.WRITE_FILE if gpu else 0),  # CUDA names its threads there
                   **dict.fromkeys(devices, DEVICE),
                   **dict.fromkeys([view["cwd"], view["tmp"], "/dev/shm"], ruleset.handled_fs)}
         for path, access in rights.items():
