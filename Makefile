@@ -12,7 +12,7 @@ JOBS ?= 2
 
 .PHONY: demo test chromium seccomp lint build validate clean
 
-# pip would compile what it installs on one core; compileall does it on every core (README, What `make test` runs).
+# pip would compile what it installs on one core; compileall does it on every core (docs/performance.md, What `make test` runs).
 # The bytecode matters: PYTHONDONTWRITEBYTECODE=1 machines never cache what is compiled later. Files written
 # for a newer Python (torch's py312 test helpers) do not compile: pip skips them quietly, and so do we.
 $(STAMP): pyproject.toml
@@ -49,15 +49,16 @@ test: chromium seccomp $(STAMP) lint
 chromium:
 	scripts/chromium.sh start
 
-# The workers' system-call filter (README, Security) runs on the system's libseccomp, part of most systems: installed as
+# The workers' system-call filter (docs/security.md) runs on the system's libseccomp, part of most systems: installed as
 # root where it is missing; otherwise workers grade without the filter, which their results' isolation note says.
 seccomp:
 	@/sbin/ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2' \
 	  || { [ "$$(id -u)" = 0 ] && apt-get install -y -q libseccomp2 >/dev/null; } \
-	  || echo "warning: libseccomp2 is missing and cannot be installed without root: workers grade without the system-call filter (README, Security)"
+	  || echo "warning: libseccomp2 is missing and cannot be installed without root: workers grade without the system-call filter (docs/security.md)"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-cache
 
 build: $(STAMP)
 	$(BIN)/autograder build

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import importlib
 import importlib.util
 import logging
 import os
@@ -18,16 +19,15 @@ from pathlib import Path
 from rich.console import Console
 from rich.markdown import Markdown
 
-from autograder import assignment as assignments
-from autograder import batch, scratch
-from autograder.sandbox import Isolation, warm_up
+from autograder import course
+from autograder.sandbox import zygote as worker_zygote
 
 log = logging.getLogger("autograder")
 
-# Commands for course staff, each with a module it needs that the student copy of the harness does not hold
-# (``dist.STUDENT_ENTRY_POINTS``): a student who runs one is told what it is, not shown a missing module.
-INSTRUCTOR_COMMANDS = {"grade": "autograder.runner_zygote", "validate": "autograder.validate",
-                       "build": "autograder.build", "dist": "autograder.dist"}
+# Commands for course staff live in ``autograder.instructor``, imported by name when one runs: the student copy of the
+# harness does not hold it (``dist.STUDENT_ENTRY_POINTS``), so a student who runs one is told what it is rather than
+# shown a missing module, and nothing a student runs imports batch, report or authoring (pyproject.toml's contracts).
+INSTRUCTOR_COMMANDS = ("grade", "report", "validate", "build", "dist", "new")  # autograder.instructor
 
 
 DESCRIPTION = """Autograded transformer assignments and the sandboxed grader that scores them.
@@ -121,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     new = command("new", "instructors: scaffold a new assignment (docs/authoring.md)",
                   "autograder new softmax")
     new.add_argument("name", help="its name, a lower-case Python identifier (the module students write)")
-    for name, handler in assignments.add_commands(command, [*COMMANDS, *commands.choices]).items():
+    for name, handler in course.add_commands(command, [*COMMANDS, *commands.choices]).items():
         commands.choices[name].set_defaults(handler=handler)  # an assignment's own subcommand, e.g. lm's world
 
     parser.epilog = "examples (`autograder COMMAND --help` says more):\n" + "\n".join(examples)
@@ -134,14 +134,17 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(options, "address", None) and options.engine != "ray":
         parser.error("--address is the Ray cluster's: add --engine ray")
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    needed = INSTRUCTOR_COMMANDS.get(options.command)
-    if needed is not None and importlib.util.find_spec(needed) is None:
-        log.error("error: `autograder %s` is for course staff and needs the instructor repository; this student copy "
-                  "does not include it. Students use `autograder check` and `autograder zip`.", options.command)
-        return 2
+    handler = getattr(options, "handler", COMMANDS.get(options.command))
+    if options.command in INSTRUCTOR_COMMANDS:
+        if importlib.util.find_spec("autograder.instructor") is None:
+            log.error("error: `autograder %s` is for course staff and needs the instructor repository; this student "
+                      "copy does not include it. Students use `autograder check` and `autograder zip`.",
+                      options.command)
+            return 2
+        handler = getattr(importlib.import_module("autograder.instructor"), options.command)
     try:
-        return getattr(options, "handler", COMMANDS.get(options.command))(options)
-    except (assignments.AssignmentError, batch.EngineError) as exc:
+        return handler(options)
+    except course.AssignmentError as exc:
         log.error("error: %s", exc)
         return 2
     except KeyboardInterrupt as stop:  # SIGINT or SIGTERM: the gradings started were stopped and cleaned up
@@ -159,59 +162,12 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
                                            "started here, ray://HOST:PORT); default: a local cluster for this command")
 
 
-def cmd_grade(options) -> int:
-    if options.assignment:
-        assignments.load(options.assignment)  # an unknown name fails here, with the list of known ones
-    isolation = Isolation.detect()
-    if isolation.mode != "namespaces":
-        log.warning("note: %s", isolation.note())
-    try:
-        jobs = batch.discover(options.paths, options.assignment)
-    except batch.UnreadablePath as exc:
-        log.error("error: %s; nothing was graded", exc)
-        return 2
-    if not jobs:
-        log.error("error: no submissions found under %s", ", ".join(map(str, options.paths)))
-        return 2
-    collected = batch.grade_all(jobs, options.out, workers=options.jobs, public_only=options.public_only,
-                                progress=not options.quiet, skip_tags=options.skip_tag, engine=options.engine,
-                                address=options.address)
-    from autograder import report  # matplotlib and copydetect: loaded once the gradings are done
-
-    report.write(options.out, collected, {job.name: job.source for job in jobs})
-    if not options.quiet:
-        batch.print_summary(collected)
-        log.info("results: %s (report.html, gradebook.csv, summary.md, one folder per submission)", options.out)
-    missed = batch.ungraded(collected)
-    for results in missed:
-        log.error("not graded: %s: %s", results.submission, results.extra_data["status"].split(": ", 1)[1])
-    if missed:
-        log.error("error: %d of %d submissions were not graded (listed above; each one's feedback.md in %s says "
-                  "why)", len(missed), len(collected), options.out)
-        return 1
-    return 0
-
-
-def cmd_report(options) -> int:
-    from autograder import report
-
-    try:
-        collected = report.read(options.results)
-        sources = report.sources_for(collected, options.submissions) if options.submissions else None
-        path = report.write(options.results, collected, sources)
-    except report.ReportError as exc:
-        log.error("error: %s", exc)
-        return 2
-    log.info("wrote %s (%d submissions) and gradebook-<assignment>.csv", path, len(collected))
-    return 0
-
-
 def cmd_check(options) -> int:
     # The toml only (nothing hidden), then the workers' zygote first: it imports torch on the other core while this
     # process imports the runner, and pyplot only for notebooks, which may plot.
-    assignment = assignments.load(options.assignment)
-    warm_up(plots=bool(assignment.notebooks))
-    from autograder.runner import grade_one
+    assignment = course.load(options.assignment)
+    worker_zygote.start(plots=bool(assignment.notebooks))
+    from autograder.grading.runner import grade_one
 
     folder = options.folder.resolve()
     if not folder.is_dir():
@@ -233,47 +189,6 @@ def cmd_check(options) -> int:
     return 0 if results.score == results.max_score else 1
 
 
-def cmd_validate(options) -> int:
-    from autograder.validate import validate
-
-    names = options.names or assignments.names()
-    engine = {"engine": options.engine, "address": options.address}
-    if options.out is not None:
-        return 0 if validate(names, options.out, options.jobs, **engine) else 1
-    with scratch.folder("validate") as temp:
-        return 0 if validate(names, temp, options.jobs, **engine) else 1
-
-
-def cmd_build(options) -> int:
-    from autograder.build import build
-
-    names = options.names or assignments.names()
-    problems = build(names, check=options.check)
-    for problem in problems:
-        log.error("%s", problem)
-    if not problems:
-        log.info("%s: %s", "up to date" if options.check else "built", ", ".join(names))
-    return 1 if problems else 0
-
-
-def cmd_dist(options) -> int:
-    from autograder import dist, leaks
-
-    for name in options.names:
-        assignments.load(name)  # an unknown name fails here, with the list of known ones
-    try:
-        if options.kind == "student":
-            written = dist.build_student(options.names or None, options.out)
-        else:
-            written = dist.build_gradescope(options.names or assignments.names(), options.out, options.secret)
-    except (dist.DistError, leaks.LeakError) as exc:
-        log.error("error: %s", exc)
-        return 2
-    for path in written:
-        log.info("wrote %s (%.0f kB)", path, path.stat().st_size / 1024)
-    return 0
-
-
 def cmd_zip(options) -> int:
     from autograder import handin
 
@@ -287,29 +202,14 @@ def cmd_zip(options) -> int:
     return 0
 
 
-def cmd_new(options) -> int:
-    from autograder import scaffold
-    from autograder.build import build
-
-    written = scaffold.create(options.name)
-    problems = build([options.name])
-    for problem in problems:
-        log.error("%s", problem)
-    log.info("wrote %s; built its skeleton and recorded expectations. Next: `autograder validate %s`, then make it "
-             "yours (docs/authoring.md)", ", ".join(str(p.relative_to(assignments.REPO_ROOT)) for p in written),
-             options.name)
-    return 1 if problems else 0
-
-
 def cmd_list(options) -> int:
-    for name in assignments.names():
-        assignment = assignments.load(name)
+    for name in course.names():
+        assignment = course.load(name)
         print(f"{name:12} {assignment.title}  (submit: {', '.join(assignment.files)})")
     return 0
 
 
-COMMANDS = {"grade": cmd_grade, "report": cmd_report, "check": cmd_check, "validate": cmd_validate, "build": cmd_build,
-            "dist": cmd_dist, "zip": cmd_zip, "new": cmd_new, "list": cmd_list}
+COMMANDS = {"check": cmd_check, "zip": cmd_zip, "list": cmd_list}  # and INSTRUCTOR_COMMANDS
 
 
 def run() -> None:

@@ -4,8 +4,8 @@ importing torch, pytest and the harness again.
 A zygote serves a unix socket (``serve``): each request is a small JSON object (the child's environment) and the
 file descriptors the child gets, passed with it (its stdin, its stdout and stderr, then fds 3, 4, ...: a worker's
 requests and replies pipes), and the answer is the child's pid. The child is forked twice so that it is
-re-parented to the process that asked (a child subreaper, see ``autograder.sandbox.become_subreaper``), which can
-then wait for it like any child (``Forked``) and read how it ended. Once the middle process has exited (a pidfd: the
+re-parented to the process that asked (a child subreaper, see ``autograder.sandbox.reaping.become_subreaper``), which
+can then wait for it like any child (``Forked``) and read how it ended. Once the middle process has exited (a pidfd: the
 kernel has re-parented the child by then), the child takes a parent-death signal and closes everything else it
 inherited; once handed its request, it wipes the environment strings still in its memory and starts a session of
 its own.
@@ -25,7 +25,7 @@ as the last request asked (the first one, as ``serve`` is told).
 
 Before serving, the zygote freezes what it holds (``gc.freeze``): a child's garbage collections then never walk the
 zygote's objects, whose headers they would write, copying every page of the heap that a fork shares (torch's and
-pytest's modules; README, Instructor workflow, for what that cost).
+pytest's modules; docs/performance.md, for what that cost).
 
 A fork copies one page-table entry per 4 KiB page of the zygote's private memory, and each exit frees them: with
 torch, pytest and the harness imported, that is most of a fork's cost, and it is in the kernel. The runner zygote of
@@ -33,8 +33,8 @@ a batch of many, whose memory is copied several times per submission (a runner, 
 first asks the kernel to move that memory into 2 MiB pages (``collapse_memory``, ``serve(huge_pages=True)``): one
 entry each. A child's first write to such a page splits it back into 4 KiB entries (copying the one page it writes),
 so a child pays only for what it touches. The move copies the memory once, which a lone submission would wait for, and
-a workers' zygote, forked per grading from a runner, keeps the pages it inherits as they are (README, Instructor
-workflow, for the figures).
+a workers' zygote, forked per grading from a runner, keeps the pages it inherits as they are (docs/performance.md
+for the figures).
 
 A fork is safe only before a thread pool or a CUDA context exists: the zygote refuses to fork when its process has
 a second thread or torch has initialised CUDA (``fork_ready``). The grader's processes keep OpenBLAS to one thread
@@ -69,6 +69,12 @@ HUGE_PAGE = 2 << 20
 MADV_COLLAPSE = 25  # Linux 6.1
 PR_SET_PDEATHSIG = 1
 CLONE_NEWPID = 0x20000000
+
+
+def die_with_parent(signum: int = signal.SIGKILL) -> None:
+    """Have the kernel send ``signum`` to this process when the thread that started it ends (Linux's parent-death
+    signal; a new uid clears it, so a process that changes uid asks again)."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0)
 
 
 class ForkRefused(RuntimeError):
@@ -135,7 +141,7 @@ def serve(channel: socket.socket, parent: int, child: Callable[[], None], death:
     ``child()`` what each runs (it must not return); ``death`` the signal a child gets when ``parent`` dies;
     ``pid_namespace`` whether the first spare is forked into a PID namespace of its own; ``prepare()`` what a spare
     does once adopted, before it reads its request (nothing a request could change: a runner forks its workers'
-    zygote, ``autograder.runner_zygote``); ``huge_pages``: whether to move this process's memory into 2 MiB pages
+    zygote, ``autograder.batch.zygote``); ``huge_pages``: whether to move this process's memory into 2 MiB pages
     first (``collapse_memory``), for a zygote that serves a whole batch."""
     children = _Children(parent, os.pidfd_open(parent), child, death, prepare)
     gc.collect()
@@ -369,7 +375,7 @@ def _wait(link: socket.socket, middle: int, children: _Children) -> None:
     try:
         if not select.select([middle], [], [], 5)[0]:
             os._exit(1)
-        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, children.death, 0, 0, 0)
+        die_with_parent(children.death)
         # Adopted by the parent (0: it is outside this child's PID namespace), and alive once the signal is set.
         if os.getppid() not in (children.parent, 0) or select.select([children.parent_fd], [], [], 0)[0]:
             os._exit(1)

@@ -38,8 +38,9 @@ from pathlib import Path
 
 import yaml
 
-from autograder import assignment as assignments
-from autograder import batch, scratch
+from autograder import course, scratch
+from autograder.batch.discovery import Job
+from autograder.batch.jobs import HARD_LIMIT_MARGIN, grade_job
 from autograder.results import Results, TestResult
 
 log = logging.getLogger("autograder.gradescope")
@@ -51,12 +52,12 @@ RUNTIME_PTH = "autograder-runtime.pth"
 EXPORT_DEPTH = 3  # how many folders above a submission may hold Gradescope's submission_metadata.yml
 
 
-def time_budget(assignment: assignments.Assignment) -> int:
+def time_budget(assignment: course.Assignment) -> int:
     """Seconds after which ``run_autograder`` stops grading, whatever happens (results are kept)."""
-    return int(assignment.submission_timeout + batch.HARD_LIMIT_MARGIN + DRIVER_MARGIN)
+    return int(assignment.submission_timeout + HARD_LIMIT_MARGIN + DRIVER_MARGIN)
 
 
-def gradescope_timeout(assignment: assignments.Assignment) -> int:
+def gradescope_timeout(assignment: course.Assignment) -> int:
     """The smallest Gradescope autograder timeout to set, in whole minutes (as seconds)."""
     seconds = time_budget(assignment) + GRADESCOPE_MARGIN
     return -(-seconds // 60) * 60
@@ -67,7 +68,7 @@ class MetadataError(Exception):
 
 
 @dataclass(frozen=True)
-class Student:
+class Submitter:
     """One submitter as Gradescope names them: for the course staff's gradebooks only, never in results.json."""
 
     name: str = ""
@@ -86,7 +87,7 @@ class Metadata:
     attempt: int = 1
     previous_best: float | None = None
     group_size: int = 1
-    students: tuple[Student, ...] = ()
+    students: tuple[Submitter, ...] = ()
 
     @classmethod
     def read(cls, path: Path) -> Metadata:
@@ -123,15 +124,15 @@ class Metadata:
         return data
 
 
-def _student(user: dict) -> Student:
+def _student(user: dict) -> Submitter:
     """A submitter from the metadata's ``users`` (``name``, ``email``, ``id``) or from the export's ``:submitters:``
     (``:name:``, ``:email:``, ``:sid:``, the student id the course gave them)."""
     user = {str(key).strip(":"): value for key, value in user.items()}
-    return Student(name=str(user.get("name") or ""), email=str(user.get("email") or ""),
+    return Submitter(name=str(user.get("name") or ""), email=str(user.get("email") or ""),
                    id=str(user.get("sid") or user.get("id") or ""))
 
 
-def students(source: Path) -> tuple[Student, ...]:
+def students(source: Path) -> tuple[Submitter, ...]:
     """Who made the submission at ``source``, when Gradescope says so; () when it does not.
 
     Two places are read: ``submission_metadata.json`` in the submission's folder (what Gradescope puts beside each
@@ -210,7 +211,7 @@ def run(root: Path, name: str) -> Results:
     results_dir = root / "results"
     results_dir.mkdir(parents=True, exist_ok=True)
     try:
-        assignment = assignments.load(name)
+        assignment = course.load(name)
         lock_down(root)
         metadata_file, label, metadata = root / "submission_metadata.json", "submission", None
         if metadata_file.is_file():
@@ -219,8 +220,8 @@ def run(root: Path, name: str) -> Results:
                 label = f"gradescope-{metadata.submission_id}" if metadata.submission_id else label
             except MetadataError as exc:
                 log.warning("ignoring the submission metadata: %s", exc)
-        job = batch.Job(label, root / "submission", assignment.name)
-        results = batch.grade_job(job, results_dir)
+        job = Job(label, root / "submission", assignment.name)
+        results = grade_job(job, results_dir)
         if results is None:  # stopped (Gradescope's time limit) before a test was listed
             results = failure(name, "the grader was stopped before it could list the tests")
         elif metadata is not None:
@@ -254,7 +255,7 @@ def install_runtime(source: Path, site_packages: Path | None = None) -> Path:
 
 def selftest(name: str) -> bool:
     """Grade the bundled reference in a scratch ``/autograder`` tree: full marks means the image works."""
-    assignment = assignments.load(name)
+    assignment = course.load(name)
     with scratch.folder("selftest") as root:
         os.chmod(root, 0o755)
         shutil.copytree(assignment.solution_dir, root / "submission")

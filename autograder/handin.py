@@ -1,7 +1,7 @@
 """What a student hands in: the submission zip (``autograder zip``), written reproducibly.
 
-``write_zip`` is also how the instructor's distributions are written (``autograder.dist``); it lives here because
-the student copy of the harness, which ships ``zip`` but none of the instructor tools, needs it too.
+``write_zip`` is also how the instructor's distributions are written (``autograder.authoring.dist``); it lives here
+because the student copy of the harness, which ships ``zip`` but none of the instructor tools, needs it too.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import stat
 import zipfile
 from pathlib import Path
 
-from autograder import assignment as assignments
+from autograder import course
 
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 
@@ -44,7 +44,7 @@ def pack_submission(name: str, folder: Path, out: Path | None = None, extra: lis
 
     Raises ``HandInError`` naming every missing file (and, for a carried one, where to copy it from).
     """
-    assignment = assignments.load(name)
+    assignment = course.load(name)
     missing = [f for f in assignment.files if not (folder / f).is_file()] + [str(p) for p in extra if not p.is_file()]
     if missing:
         hints = [f"copy your {f} from the {assignment.carried[f]} assignment into {folder}"

@@ -53,7 +53,7 @@ def stage(source: Path, required: list[str], workdir: Path, carried: dict[str, s
 
 def pack(source: Path) -> tuple[str, bytes]:
     """``(name, data)``: a submission as bytes, for a grader that does not share this machine's files
-    (``autograder.cluster``); ``unpack`` there gives ``stage`` what it would have read here.
+    (``autograder.batch.ray``); ``unpack`` there gives ``stage`` what it would have read here.
 
     A file (a zip, or anything else, which ``stage`` refuses there as here) travels as it is; a folder as a zip of
     what ``stage`` would copy from it (links followed only in the repository's own trees), named with a final ``/``.
@@ -173,7 +173,7 @@ def find_root(folder: Path, required: list[str], carried: dict[str, str] | None 
 
 def _trusted(source: Path) -> bool:
     """Whether ``source`` is one of the repository's own reference or skeleton folders."""
-    from autograder.assignment import REPO_ROOT
+    from autograder.course import REPO_ROOT
 
     resolved = source.resolve()
     return any(resolved.is_relative_to(REPO_ROOT / tree) for tree in ("solutions", "assignments"))

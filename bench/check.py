@@ -22,8 +22,8 @@ from pathlib import Path
 
 from common import environment
 
-from autograder import assignment as assignments
-from autograder.sandbox import COLD_ENV
+from autograder import course
+from autograder.sandbox.config import COLD_ENV
 
 
 def seconds(argv: list[str], env: dict[str, str]) -> float:
@@ -42,7 +42,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=8)
     parser.add_argument("--modes", nargs="+", default=["warm", "cold"], choices=["warm", "cold"])
     options = parser.parse_args()
-    folder = (options.folder or assignments.load(options.assignment).solution_dir).resolve()
+    folder = (options.folder or course.load(options.assignment).solution_dir).resolve()
     check = [sys.executable, "-m", "autograder.cli", "check", options.assignment, str(folder)]
     floor = [sys.executable, "-c", "import torch"]
     env = {key: value for key, value in os.environ.items() if key != COLD_ENV}

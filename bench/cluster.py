@@ -1,7 +1,7 @@
 """The local and the Ray engine side by side on one node: the bundled examples of each assignment, graded by each
-engine in turn, as submissions per hour (the sizing table in the README).
+engine in turn, as submissions per hour (the sizing table in docs/cluster.md).
 
-    python bench/cluster.py [--assignments masking lm] [--jobs 2] [--retraining]
+    python bench/ray.py [--assignments masking lm] [--jobs 2] [--retraining]
 
 The local engine grades with ``--jobs`` runners at a time; the Ray engine on a local cluster of this machine's cores
 (``ray.init``, started once, its start-up timed apart), one task per submission. Without ``--retraining`` the lm
@@ -20,30 +20,32 @@ from pathlib import Path
 
 from common import environment
 
-from autograder import assignment as assignments
-from autograder import batch, cluster
+from autograder import course
+from autograder.batch import ray
+from autograder.batch.discovery import Job, discover
+from autograder.batch.engine import grade_all
 
 
-def grade(jobs: list[batch.Job], out: Path, engine: str, workers: int, skip: tuple[str, ...]) -> tuple[float, dict]:
+def grade(jobs: list[Job], out: Path, engine: str, workers: int, skip: tuple[str, ...]) -> tuple[float, dict]:
     """Seconds to grade ``jobs`` and every submission's scores test by test, but the runtime tests' (timed against the
     reference in the same run, their partial credit varies from run to run on a busy machine, whichever engine)."""
     started = time.monotonic()
-    collected = batch.grade_all(jobs, out, workers=workers, progress=False, skip_tags=skip, engine=engine)
+    collected = grade_all(jobs, out, workers=workers, progress=False, skip_tags=skip, engine=engine)
     seconds = time.monotonic() - started
     return seconds, {r.submission: [(t.number, t.score) for t in r.tests if "runtime" not in t.tags] for r in collected}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--assignments", nargs="+", default=assignments.names())
+    parser.add_argument("--assignments", nargs="+", default=course.names())
     parser.add_argument("--jobs", type=int, default=2, help="the local engine's runners at a time")
     parser.add_argument("--retraining", action="store_true", help="run the lm retraining test too")
     options = parser.parse_args(argv)
     skip = () if options.retraining else ("retraining",)
     print(environment())
     started = time.monotonic()
-    ray = cluster.connect(None)
-    print(f"local Ray cluster: {ray.cluster_resources().get('CPU', 0):g} CPUs, started in "
+    cluster = ray.connect(None)
+    print(f"local Ray cluster: {cluster.cluster_resources().get('CPU', 0):g} CPUs, started in "
           f"{time.monotonic() - started:.1f} s")
     print(f"| assignment ({'with' if options.retraining else 'without'} retraining) | submissions | "
           f"local, --jobs {options.jobs} | Ray, one node |")
@@ -51,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     same = True
     with tempfile.TemporaryDirectory(prefix="autograder-bench-") as temp:
         for name in options.assignments:
-            jobs = batch.discover([assignments.REPO_ROOT / "examples" / name], name)
+            jobs = discover([course.REPO_ROOT / "examples" / name], name)
             rates, graded = {}, {}
             for engine in ("local", "ray"):
                 seconds, graded[engine] = grade(jobs, Path(temp) / engine / name, engine, options.jobs, skip)

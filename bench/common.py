@@ -13,18 +13,18 @@ from types import SimpleNamespace
 
 import torch
 
-from autograder import assignment as assignments
+from autograder import course
 
-REFERENCE = assignments.REPO_ROOT / "solutions" / "lm"
+REFERENCE = course.REPO_ROOT / "solutions" / "lm"
 
 
 def load_implementation(folder: Path = REFERENCE) -> SimpleNamespace:
     """The LM modules of ``folder`` (``impl.run``, ``impl.model``, ...), imported as the grader imports them."""
-    lm = assignments.load("lm")
+    lm = course.load("lm")
     missing = [name for name in lm.files if not (Path(folder) / name).is_file()]
     if missing:
         raise SystemExit(f"{folder} lacks {', '.join(missing)}: point --solution at a complete lm folder")
-    from autograder import trusted_import  # an instructor's module: bench/check.py runs on a student's copy too
+    from autograder.grading import trusted_import  # an instructor's module: bench/check.py runs on a student's copy too
 
     return trusted_import.load(Path(folder), lm.modules)
 

@@ -2,7 +2,7 @@
 
     python bench/forks.py [--forks 40] [--touch-mb 0 16]
 
-Loads what ``autograder.runner_zygote`` holds (torch, pytest, matplotlib, the harness, torch's optimisers, the
+Loads what ``autograder.batch.zygote`` holds (torch, pytest, matplotlib, the harness, torch's optimisers, the
 public recordings), then times ``--forks`` forks whose child writes ``--touch-mb`` megabytes of the inherited heap
 (0: exits at once; a runner writes some of what it inherited: each write splits a huge page back and copies one
 4 KiB page) and exits, the parent waiting for it. It prints the wall and CPU (the parent's and the children's, most
@@ -20,7 +20,8 @@ import time
 
 from common import environment
 
-from autograder import forking, runner_zygote
+from autograder import forking
+from autograder.batch import zygote
 
 
 def per_fork(forks: int, touch: bytearray, megabytes: int) -> tuple[float, float]:
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--touch-mb", type=int, nargs="+", default=[0, 16])
     options = parser.parse_args(argv)
     print(environment())
-    runner_zygote.hold()
+    zygote.hold()
     touch = bytearray(max(options.touch_mb) << 20)  # memory the children write, held like the rest
     gc.collect()
     gc.freeze()

@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 from common import REFERENCE, environment, load_implementation
 
-from autograder.assignment import REPO_ROOT
+from autograder.course import REPO_ROOT
 from autograder.suites.lm.birthplaces import exact_match, majority_answer, read_corpus, read_pairs
 
 log = logging.getLogger("gpu_tier")

@@ -30,31 +30,32 @@ from pathlib import Path
 
 from common import environment
 
-from autograder import assignment as assignments
-from autograder import batch
-from autograder.sandbox import COLD_ENV
+from autograder import course
+from autograder.batch.discovery import Job
+from autograder.batch.engine import grade_all
+from autograder.sandbox.config import COLD_ENV
 
 FIXED = ("startup", "staging", "reference", "workers starting", "shutdown")
 
 
-def copies(name: str, count: int, folder: Path, without: tuple[str, ...] = ()) -> list[batch.Job]:
+def copies(name: str, count: int, folder: Path, without: tuple[str, ...] = ()) -> list[Job]:
     """``count`` submissions cycling through the assignment's examples (but those named in ``without``), as jobs."""
-    examples = sorted(p for p in (assignments.REPO_ROOT / "examples" / name).iterdir()
+    examples = sorted(p for p in (course.REPO_ROOT / "examples" / name).iterdir()
                       if p.is_dir() and p.name not in without)
     jobs = []
     for index in range(count):
         source = examples[index % len(examples)]
         target = folder / f"{index:03d}-{source.name}"
         shutil.copytree(source, target, symlinks=False)
-        jobs.append(batch.Job(target.name, target, name))
+        jobs.append(Job(target.name, target, name))
     return jobs
 
 
-def grade(jobs: list[batch.Job], out: Path, workers: int, cold: bool) -> tuple[float, list]:
+def grade(jobs: list[Job], out: Path, workers: int, cold: bool) -> tuple[float, list]:
     os.environ[COLD_ENV] = "1" if cold else "0"
     shutil.rmtree(out, ignore_errors=True)
     started = time.monotonic()
-    collected = batch.grade_all(jobs, out, workers=workers, progress=False, skip_tags=("retraining",))
+    collected = grade_all(jobs, out, workers=workers, progress=False, skip_tags=("retraining",))
     return time.monotonic() - started, collected
 
 

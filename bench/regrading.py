@@ -23,24 +23,26 @@ from pathlib import Path
 
 from common import environment
 
-from autograder import assignment as assignments
-from autograder import batch, mutants
+from autograder import course
+from autograder.batch.discovery import Job
+from autograder.batch.engine import grade_all
+from autograder.grading import mutants
 
 SLOW = {"masking": ["attention_python_loops", "broadcast_instead_of_matmul"],
         "lm": ["slow_step_per_example", "slow_generate_per_row"]}
 SKIPPED_EXAMPLES = {"infinite_loop"}
 
 
-def subjects(name: str, folder: Path) -> list[batch.Job]:
+def subjects(name: str, folder: Path) -> list[Job]:
     """The reference, the examples and the slow mutants of assignment ``name``, as jobs."""
-    assignment = assignments.load(name)
-    jobs = [batch.Job(f"{name}-reference", assignment.solution_dir, name)]
-    for example in sorted((assignments.REPO_ROOT / "examples" / name).iterdir()):
+    assignment = course.load(name)
+    jobs = [Job(f"{name}-reference", assignment.solution_dir, name)]
+    for example in sorted((course.REPO_ROOT / "examples" / name).iterdir()):
         if example.is_dir() and example.name not in SKIPPED_EXAMPLES | {"reference"}:
-            jobs.append(batch.Job(f"{name}-{example.name}", example, name))
+            jobs.append(Job(f"{name}-{example.name}", example, name))
     for mutant in mutants.catalog(assignment):
         if mutant.name in SLOW.get(name, []):
-            jobs.append(batch.Job(f"{name}-mutant-{mutant.name}", mutant.materialize(folder / mutant.name), name))
+            jobs.append(Job(f"{name}-mutant-{mutant.name}", mutant.materialize(folder / mutant.name), name))
     return jobs
 
 
@@ -69,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
             for index in range(options.rounds):
                 out = Path(temp) / "out"
                 shutil.rmtree(out, ignore_errors=True)
-                for results in batch.grade_all(jobs, out, workers=options.jobs, progress=False,
+                for results in grade_all(jobs, out, workers=options.jobs, progress=False,
                                                skip_tags=("retraining",)):
                     scores[results.submission].append({t.name: t.score for t in results.tests})
                     runtime = [t for t in results.tests if "runtime" in t.tags]

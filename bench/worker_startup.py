@@ -20,14 +20,14 @@ from pathlib import Path
 
 from common import environment
 
-from autograder import assignment as assignments
-from autograder.proxy import Student
-from autograder.sandbox import Isolation
+from autograder import course
+from autograder.grading.proxy import Student
+from autograder.sandbox.isolation import Isolation
 from autograder.submission import stage
 
 
 def startup_seconds(name: str, isolation: Isolation, rounds: int) -> list[float]:
-    assignment = assignments.load(name)
+    assignment = course.load(name)
     seconds = []
     for _ in range(rounds):
         work = Path(tempfile.mkdtemp(prefix="autograder-bench-"))

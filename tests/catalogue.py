@@ -20,8 +20,8 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import assignment as assignments
-from autograder import mutants
+from autograder import course
+from autograder.grading import mutants
 
 HOSTILE = Path(__file__).parent / "hostile"
 EXPECTATIONS = ("zero", "below", "full", "base", "any")
@@ -56,7 +56,7 @@ class Case:
         """Write the submission into ``folder/<label>``; ``values`` fill the ``@NAME@`` placeholders."""
         target = folder / self.label
         write_base(self.assignment, self.base, target)
-        assignment = assignments.load(self.assignment)
+        assignment = course.load(self.assignment)
         own = target / (self.target or assignment.own_files[0])
         code = self.code
         for key, value in {**values, "MARKER": self.marker}.items():
@@ -82,13 +82,13 @@ class Case:
 def write_base(name: str, base: str, target: Path) -> Path:
     """A submission folder holding ``base``: the reference, the untouched skeleton, or a mutant (without the canary
     line that marks the mutant files as hidden: here it stands for a student's own slow or wrong code)."""
-    assignment = assignments.load(name)
+    assignment = course.load(name)
     if base.startswith("mutant:"):
         mutant = next(m for m in mutants.catalog(assignment) if m.name == base.removeprefix("mutant:"))
         mutant.materialize(target)
         for path in target.rglob("*.py"):
             path.write_text("".join(line for line in path.read_text().splitlines(keepends=True)
-                                    if assignments.CANARY not in line))
+                                    if course.CANARY not in line))
         return target
     source = {"reference": assignment.solution_dir, "skeleton": assignment.skeleton_dir}[base]
     shutil.copytree(source, target, symlinks=False)

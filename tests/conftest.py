@@ -12,13 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from autograder import assignment as assignments
-from autograder import batch
+from autograder import course
+from autograder.batch.discovery import discover
+from autograder.batch.engine import grade_all
 from autograder.results import Results
 
-REPO = assignments.REPO_ROOT
-MASKING = assignments.load("masking")
-POSITIONS = assignments.load("positions")
+REPO = course.REPO_ROOT
+MASKING = course.load("masking")
+POSITIONS = course.load("positions")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -39,8 +40,8 @@ def reference_with(tmp: Path, name: str, appended: str = "", *, replace: str | N
 
 def grade(paths: list[Path], out: Path, *, public_only: bool = True, workers: int = 2) -> dict[str, Results]:
     """Grade ``paths`` with the real batch machinery; results by submission name."""
-    jobs = batch.discover(paths, "masking")
-    collected = batch.grade_all(jobs, out, workers=workers, public_only=public_only, progress=False)
+    jobs = discover(paths, "masking")
+    collected = grade_all(jobs, out, workers=workers, public_only=public_only, progress=False)
     return {r.submission: r for r in collected}
 
 

@@ -8,11 +8,11 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from autograder import assignment as assignments
-from autograder import trusted_import
+from autograder import course
+from autograder.grading import trusted_import
 from autograder.suites.lm.world import World, generate_world
 
-LM = assignments.load("lm")
+LM = course.load("lm")
 
 
 @functools.cache

@@ -21,8 +21,9 @@ import landlockpy
 import pytest
 from conftest import REPO, is_root
 
-from autograder.proxy import Student
-from autograder.sandbox import Isolation, Limits
+from autograder.grading.proxy import Student
+from autograder.sandbox.config import Limits
+from autograder.sandbox.isolation import Isolation
 from autograder.worker import confine
 
 ABI = Isolation.detect().landlock

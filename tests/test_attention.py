@@ -21,14 +21,16 @@ import torch
 from conftest import REPO
 from nbclient import NotebookClient
 
-from autograder import assignment as assignments
-from autograder import batch, cli, notebooks, trusted_import
-from autograder.grading import Parts
+from autograder import cli, course
+from autograder.authoring import notebooks
+from autograder.batch.discovery import discover
+from autograder.batch.engine import grade_all
+from autograder.grading import Parts, trusted_import
 from autograder.suites.attention import common, properties
 
 pytestmark = pytest.mark.slow
 
-ATTENTION = assignments.load("attention")
+ATTENTION = course.load("attention")
 MASTER = ATTENTION.solution_dir / "attention.ipynb"
 STUDENT = ATTENTION.skeleton_dir / "attention.ipynb"
 
@@ -64,7 +66,7 @@ def test_solved_student_notebook_runs_top_to_bottom_and_its_export_earns_full_pu
     assert images >= 6, "the plots should be drawn in Jupyter"
     exported = list((tmp_path / "work").glob("attention_*.zip"))
     assert len(exported) == 1 and "attention.ipynb" in zipfile.ZipFile(exported[0]).namelist()
-    results = batch.grade_all(batch.discover(exported, "attention"), tmp_path / "graded", public_only=True,
+    results = grade_all(discover(exported, "attention"), tmp_path / "graded", public_only=True,
                               oracle="replay", progress=False)
     assert results[0].score == results[0].max_score > 0, results[0].feedback()
 
@@ -99,7 +101,7 @@ def test_leak_check_covers_the_attention_notebook():
     hidden_lines = [line for line in notebooks.significant(hidden.splitlines())
                     if not line.startswith(("import ", "from "))]
     assert hidden_lines and not [line for line in hidden_lines if line in text]
-    assert assignments.CANARY not in student.decode()
+    assert course.CANARY not in student.decode()
     solution_line = "return torch.linalg.pinv(keys) @ target"
     given_line = "sigmas[perturbed] += 0.5 * torch.outer(mu[perturbed], mu[perturbed])"  # the notebook shows it
     assert notebooks.leaks(MASTER, {"attention.ipynb": _planted(student, solution_line)}) == [

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder import assignment as assignments
-from autograder import cli, scaffold
-from autograder.assignment import CANARY, PACKAGE_DIR, REPO_ROOT
-from autograder.sandbox import Limits
+from autograder import cli, course
+from autograder.authoring import scaffold
+from autograder.course import CANARY, PACKAGE_DIR, REPO_ROOT
+from autograder.sandbox.config import Limits
 
 
 def autograder(root: Path, *args: str) -> subprocess.CompletedProcess:
@@ -72,16 +72,16 @@ def test_new_refuses_a_taken_or_unusable_name(caplog):
     assert cli.main(["new", "masking"]) == 2
     assert cli.main(["new", "Soft-Max"]) == 2
     assert "'masking' exists already" in caplog.text and "use a lower-case Python identifier" in caplog.text
-    assert "soft_max" not in assignments.names()
+    assert "soft_max" not in course.names()
 
 
 def test_every_limit_is_stated_in_the_toml(tmp_path, monkeypatch):
     """An assignment's [limits] lists every limit, so that its toml says what applies; a missing one is named."""
-    monkeypatch.setattr(assignments, "SUITES_DIR", tmp_path)
+    monkeypatch.setattr(course, "SUITES_DIR", tmp_path)
     (tmp_path / "partial").mkdir()
     (tmp_path / "partial" / "assignment.toml").write_text('modules = [{ name = "partial" }]\n\n[limits]\nthreads = 1\n')
-    with pytest.raises(assignments.AssignmentError, match=r"\[limits\] must state every limit; add memory_mb, "):
-        assignments.load("partial")
+    with pytest.raises(course.AssignmentError, match=r"\[limits\] must state every limit; add memory_mb, "):
+        course.load("partial")
     made = tomllib.loads(scaffold.files("demo")[Path("autograder", "suites", "demo", "assignment.toml")])
     assert Limits.from_config(made["limits"]).threads == 1, "the scaffold states every limit"
 
@@ -96,7 +96,7 @@ def test_an_assignment_adds_subcommands_through_its_toml(tmp_path, monkeypatch):
     """[commands] NAME = "module:function" adds `autograder NAME`; a name autograder or another assignment has is
     refused, and so is a target that cannot be imported."""
     importlib.import_module("autograder.suites.lm.world")  # it reads the lm toml on import: before SUITES_DIR moves
-    monkeypatch.setattr(assignments, "SUITES_DIR", tmp_path)
+    monkeypatch.setattr(course, "SUITES_DIR", tmp_path)
     limits = "".join(f"{key} = {value}\n" for key, value in asdict(Limits()).items())
 
     def declare(name: str, commands: str) -> None:
@@ -106,12 +106,12 @@ def test_an_assignment_adds_subcommands_through_its_toml(tmp_path, monkeypatch):
 
     declare("first", 'planet = "autograder.suites.lm.world:subcommand"')
     parser = argparse.ArgumentParser()
-    handlers = assignments.add_commands(_maker(parser), cli.COMMANDS)
+    handlers = course.add_commands(_maker(parser), cli.COMMANDS)
     assert list(handlers) == ["planet"] and parser.parse_args(["planet", "--seed", "3"]).seed == "3"
     declare("second", 'grade = "autograder.suites.lm.world:subcommand"')
-    with pytest.raises(assignments.AssignmentError, match=r"\[commands\] grade is taken"):
-        assignments.add_commands(_maker(argparse.ArgumentParser()), cli.COMMANDS)
+    with pytest.raises(course.AssignmentError, match=r"\[commands\] grade is taken"):
+        course.add_commands(_maker(argparse.ArgumentParser()), cli.COMMANDS)
     (tmp_path / "second" / "assignment.toml").unlink()
     declare("third", 'moon = "autograder.suites.nowhere:subcommand"')
-    with pytest.raises(assignments.AssignmentError, match=r"moon = 'autograder.suites.nowhere:subcommand' cannot be"):
-        assignments.add_commands(_maker(argparse.ArgumentParser()), cli.COMMANDS)
+    with pytest.raises(course.AssignmentError, match=r"moon = 'autograder.suites.nowhere:subcommand' cannot be"):
+        course.add_commands(_maker(argparse.ArgumentParser()), cli.COMMANDS)

@@ -2,8 +2,8 @@
 
 import pytest
 
-from autograder import assignment as assignments
-from autograder.build import BuildError, record_expected, recording_problems, skeleton_files, strip_solutions
+from autograder import course
+from autograder.authoring.build import BuildError, record_expected, recording_problems, skeleton_files, strip_solutions
 
 SOLUTION = '''import torch
 
@@ -47,9 +47,9 @@ def test_bad_markers_are_reported_with_the_line(source, message):
         strip_solutions(source, "bad.py")
 
 
-@pytest.mark.parametrize("name", assignments.names())
+@pytest.mark.parametrize("name", course.names())
 def test_checked_in_skeletons_match_the_solutions(name):
-    assignment = assignments.load(name)
+    assignment = course.load(name)
     for relative, content in skeleton_files(assignment).items():
         path = assignment.skeleton_dir / relative
         assert path.read_bytes() == content, f"{path} is out of date: run `autograder build {name}`"
@@ -57,9 +57,9 @@ def test_checked_in_skeletons_match_the_solutions(name):
 
 def test_recording_refuses_a_reference_that_fails_public_tests(monkeypatch, tmp_path):
     """A check the reference fails records nothing, so students could never pass it: the build says so."""
-    masking = assignments.load("masking")
-    monkeypatch.setattr(assignments.Assignment, "solution_dir", property(lambda self: self.skeleton_dir))
-    monkeypatch.setattr(assignments.Assignment, "expected_file", property(lambda self: tmp_path / "expected.zip"))
+    masking = course.load("masking")
+    monkeypatch.setattr(course.Assignment, "solution_dir", property(lambda self: self.skeleton_dir))
+    monkeypatch.setattr(course.Assignment, "expected_file", property(lambda self: tmp_path / "expected.zip"))
     [problem] = record_expected(masking)
     assert "the reference fails public tests while recording" in problem
     assert "masked_softmax" in problem
@@ -69,10 +69,10 @@ def test_recording_refuses_a_reference_that_fails_public_tests(monkeypatch, tmp_
 def test_check_refuses_a_recording_of_other_sources(monkeypatch, tmp_path):
     """build --check compares the recording's fingerprint with the current sources' (a changed public test, mutant
     or reference means the recording is stale), and a missing recording is stale too."""
-    masking = assignments.load("masking")
+    masking = course.load("masking")
     assert recording_problems(masking) == []
-    monkeypatch.setattr(assignments.Assignment, "recording_fingerprint", lambda self: "0" * 64)
+    monkeypatch.setattr(course.Assignment, "recording_fingerprint", lambda self: "0" * 64)
     [problem] = recording_problems(masking)
     assert "out of date" in problem and "autograder build masking" in problem
-    monkeypatch.setattr(assignments.Assignment, "expected_file", property(lambda self: tmp_path / "missing.zip"))
+    monkeypatch.setattr(course.Assignment, "expected_file", property(lambda self: tmp_path / "missing.zip"))
     assert recording_problems(masking)

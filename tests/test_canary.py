@@ -1,6 +1,6 @@
 """Every file that must never reach students carries the canary line the distribution scan looks for."""
 
-from autograder.assignment import CANARY, REPO_ROOT, SUITES_DIR
+from autograder.course import CANARY, REPO_ROOT, SUITES_DIR
 
 
 def test_hidden_tests_and_mutants_carry_the_canary():

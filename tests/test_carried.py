@@ -11,15 +11,15 @@ from dataclasses import asdict
 import pytest
 import torch
 
-from autograder import assignment as assignments
-from autograder import batch, mutants, staticcheck, trusted_import
-from autograder.grading import Parts, run_check
-from autograder.runner import carried_notes
-from autograder.sandbox import Limits
+from autograder import course
+from autograder.batch.discovery import assignment_of
+from autograder.grading import Parts, mutants, run_check, staticcheck, trusted_import
+from autograder.grading.runner import carried_notes
+from autograder.sandbox.config import Limits
 from autograder.submission import SubmissionError, stage
 
-POSITIONS = assignments.load("positions")
-MASKING = assignments.load("masking")
+POSITIONS = course.load("positions")
+MASKING = course.load("masking")
 
 
 def write_suite(root, name: str, modules: str) -> None:
@@ -44,16 +44,16 @@ def test_assignment_tells_own_files_from_carried_ones():
 
 
 def test_a_carried_module_must_be_an_own_module_of_an_existing_assignment(tmp_path, monkeypatch):
-    monkeypatch.setattr(assignments, "SUITES_DIR", tmp_path)
+    monkeypatch.setattr(course, "SUITES_DIR", tmp_path)
     write_suite(tmp_path, "first", '[{ name = "first" }]')
     write_suite(tmp_path, "good", '[{ name = "first", carried = "first" }, { name = "good" }]')
     write_suite(tmp_path, "nowhere", '[{ name = "first", carried = "missing" }, { name = "nowhere" }]')
     write_suite(tmp_path, "stranger", '[{ name = "other", carried = "first" }, { name = "stranger" }]')
-    assert assignments.load("good").carried == {"first.py": "first"}
-    with pytest.raises(assignments.AssignmentError, match="carried from 'missing', which is not an assignment"):
-        assignments.load("nowhere")
-    with pytest.raises(assignments.AssignmentError, match=r"'first' does not have it among its own modules \(first\)"):
-        assignments.load("stranger")
+    assert course.load("good").carried == {"first.py": "first"}
+    with pytest.raises(course.AssignmentError, match="carried from 'missing', which is not an assignment"):
+        course.load("nowhere")
+    with pytest.raises(course.AssignmentError, match=r"'first' does not have it among its own modules \(first\)"):
+        course.load("stranger")
 
 
 def test_a_missing_carried_file_names_the_assignment_it_comes_from(tmp_path):
@@ -84,12 +84,12 @@ def test_a_missing_file_is_not_confused_with_another_required_file(tmp_path):
     (["notes.txt"], None),
 ])
 def test_detect_decides_by_own_files(tmp_path, files, expected):
-    assert batch.detect(folder(tmp_path, "submission", files)) == expected
+    assert assignment_of(folder(tmp_path, "submission", files)) == expected
     archive = tmp_path / "submission.zip"
     with zipfile.ZipFile(archive, "w") as handle:
         for file in files:
             handle.writestr(f"work/{file}", "x = 1\n")
-    assert batch.detect(archive) == expected
+    assert assignment_of(archive) == expected
 
 
 def test_mutants_target_own_files_and_borrow_the_carried_assignments_mutants(tmp_path):

@@ -1,4 +1,4 @@
-"""A worker's control group (``autograder/cgroups.py``): all the processes it starts share its memory limit (the
+"""A worker's control group (``autograder/sandbox/cgroups.py``): all the processes it starts share its memory limit (the
 kernel kills inside the group, and the student is told why), none can leave the group or lower its OOM score, and a
 worker without a group (the control) holds what per-process limits allow, so each check can fail. Also where the
 groups go on each kind of hierarchy, and the sweep of a dead grader's groups.
@@ -18,9 +18,10 @@ from pathlib import Path
 import pytest
 from conftest import is_root
 
-from autograder import cgroups
-from autograder.proxy import Student, StudentCrashed
-from autograder.sandbox import Isolation, Limits
+from autograder.grading.proxy import Student, StudentCrashed
+from autograder.sandbox import cgroups
+from autograder.sandbox.config import Limits
+from autograder.sandbox.isolation import Isolation
 
 PROBE = r'''
 import os, time

@@ -8,11 +8,12 @@ import types
 import pytest
 import torch
 
-from autograder import assignment as assignments
-from autograder import batch, grading, permissions, runner
-from autograder.grading import assert_close, assert_rows_sum_to_one, assert_tensor
-from autograder.oracle import Expected, Oracle, read_store, write_store
-from autograder.sandbox import Isolation
+from autograder import course, grading
+from autograder.batch.runners import Runners
+from autograder.grading import assert_close, assert_rows_sum_to_one, assert_tensor, runner
+from autograder.grading.oracle import Expected, Oracle, read_store, write_store
+from autograder.sandbox import permissions
+from autograder.sandbox.isolation import Isolation
 
 
 def message(fn) -> str:
@@ -179,7 +180,7 @@ def test_a_batch_shares_the_references_values_of_a_live_check(tmp_path):
 
 def test_two_assignments_in_one_batch_never_share_values(tmp_path):
     """Their suites may ask alike (the same test file and name, a carried module's checks) of different references."""
-    salts = {runner.make_oracle(assignments.load(name), "verdicts", shared=tmp_path, secret="term")[0].salt
+    salts = {runner.make_oracle(course.load(name), "verdicts", shared=tmp_path, secret="term")[0].salt
              for name in ("masking", "positions")}
     assert len(salts) == 2
 
@@ -189,13 +190,13 @@ def test_the_shared_mistakes_folder_is_the_graders_alone(tmp_path):
     """The batch's folder of mistakes' values (read by every grading of the batch) is root's, mode 0700: a student's
     process, which runs as a sandbox uid, cannot plant values there to have another submission's feedback name a
     wrong mistake. Without root there is no folder (and no sharing): student code would run as the grader's user."""
-    runners = batch.Runners(Isolation("permissions"))
+    runners = Runners(Isolation("permissions"))
     with runners.stop_on_signals(signals=False):
         shared = runners.shared
         assert shared.stat().st_uid == 0 and shared.stat().st_mode & 0o777 == 0o700
         planted = subprocess.run([sys.executable, "-c", f"open({str(shared / 'x.zip')!r}, 'w')"],
                                  user=permissions.UID_POOL[-1], capture_output=True, text=True, cwd="/")
         assert planted.returncode != 0 and "Permission denied" in planted.stderr
-    assert batch.Runners(Isolation("limits")).shared is None
-    with batch.Runners(Isolation("limits")).stop_on_signals(signals=False) as lone:
+    assert Runners(Isolation("limits")).shared is None
+    with Runners(Isolation("limits")).stop_on_signals(signals=False) as lone:
         assert lone.shared is None

@@ -26,7 +26,8 @@ import pytest
 from catalogue import load
 from conftest import REPO
 
-from autograder import batch, cluster
+from autograder.batch import ray
+from autograder.batch.jobs import read_results
 
 pytestmark = [
     pytest.mark.slow,
@@ -114,7 +115,7 @@ def scores(out: Path) -> dict[str, list[str]]:
 def test_examples_and_a_hostile_submission_score_as_locally(ray_cluster, tmp_path):
     """One example per kind of outcome and assignment (partial credit in each, a module that does not load, an lm
     grading, which asks for two CPUs) and a submission that forges results files, in one batch on each engine;
-    `python bench/cluster.py` grades every example on both engines and compares too."""
+    `python bench/ray.py` grades every example on both engines and compares too."""
     case = next(c for c in load() if c.label == "masking-forge_results_files")
     paths = [*(REPO / "examples" / name for name in EXAMPLES), case.materialize(tmp_path / "submissions",
                                                                                 {"REPO": str(REPO)})]
@@ -138,12 +139,14 @@ def test_a_jobs_own_secret_and_tests_reach_the_cluster(ray_cluster, tmp_path):
     script = f"""
 import json, sys
 from pathlib import Path
-from autograder import batch
+from autograder.batch.discovery import Job
+from autograder.batch.engine import grade_all
+from autograder.batch.jobs import read_results
 source, out = Path({str(REPO / "examples" / "masking" / "partly_wrong")!r}), Path({str(tmp_path)!r})
-job = batch.Job("partly_wrong", source, "masking", secret="another-term", hidden_only=True, skip_tags=("runtime",))
-graded = [batch.grade_all([job], out / "ray", engine="ray", address=sys.argv[1], progress=False)[0],
-          batch.grade_all([job], out / "local", progress=False)[0],
-          batch.grade_all([batch.Job("partly_wrong", source, "masking", hidden_only=True, skip_tags=("runtime",))],
+job = Job("partly_wrong", source, "masking", secret="another-term", hidden_only=True, skip_tags=("runtime",))
+graded = [grade_all([job], out / "ray", engine="ray", address=sys.argv[1], progress=False)[0],
+          grade_all([job], out / "local", progress=False)[0],
+          grade_all([Job("partly_wrong", source, "masking", hidden_only=True, skip_tags=("runtime",))],
                           out / "committed", progress=False)[0]]
 print(json.dumps([[[t.number, t.score, t.output] for t in results.tests] for results in graded]))
 """
@@ -186,14 +189,14 @@ def test_killed_workers(ray_cluster, tmp_path):
     reader.join(timeout=10)
     assert driver.returncode == 0, "".join(output)[-3000:]
     assert {name: len(pids) for name, pids in killed.items()} == {"partly_wrong": 1,
-                                                                  "syntax_error": cluster.RETRIES + 1}
+                                                                  "syntax_error": ray.RETRIES + 1}
     graded = scores(tmp_path / "ray")
     assert sorted(graded) == sorted(p.name for p in paths)
     for path in paths:
         assert (tmp_path / "ray" / path.name / "results.json").is_file()
-    retried = batch.read_results(tmp_path / "ray" / "partly_wrong" / "results.json")
+    retried = read_results(tmp_path / "ray" / "partly_wrong" / "results.json")
     assert retried.extra_data["status"] == "graded" and 0 < retried.score < retried.max_score
-    lost = batch.read_results(tmp_path / "ray" / "syntax_error" / "results.json")
+    lost = read_results(tmp_path / "ray" / "syntax_error" / "results.json")
     assert lost.extra_data["status"].startswith("incomplete: its grading was lost on the cluster")
     assert lost.score == 0 and "could not finish" in lost.output
 
@@ -203,11 +206,11 @@ def test_isolation_is_probed_before_a_local_cluster_starts(monkeypatch):
     (the Ray processes are children of the process that starts them)."""
     import ray
 
-    from autograder.sandbox import Isolation
+    from autograder.sandbox.isolation import Isolation
 
     probed = []
     Isolation.detect.__func__.cache_clear()
     monkeypatch.setattr(ray, "is_initialized", lambda: False)
     monkeypatch.setattr(ray, "init", lambda **_: probed.append(Isolation.detect.__func__.cache_info().currsize))
-    cluster.connect(None)
+    ray.connect(None)
     assert probed == [1]

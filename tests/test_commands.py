@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from conftest import MASKING, REPO, find_test, reference_with
 
-from autograder import assignment as assignments
-from autograder import cli, permissions
+from autograder import cli, course
+from autograder.authoring.validate import _judge, _judge_secret, _unnamed
 from autograder.results import Results, TestResult, points
-from autograder.validate import _judge, _judge_secret, _unnamed
+from autograder.sandbox import permissions
 
 pytestmark = pytest.mark.slow
 
@@ -74,15 +74,15 @@ def test_staff_kept_from_the_solutions_check_as_students_do(monkeypatch):
     """Course staff may keep ``solutions/`` and the hidden suites from a TA's account: to that account the reference
     is absent and the committed seed empty (its `check` replays the public recordings), where reading whether they
     were there raised PermissionError."""
-    masking = assignments.load("masking")
+    masking = course.load("masking")
     checkout = Path(tempfile.mkdtemp(prefix="autograder-staff-"))
     try:
         (checkout / "solutions" / "masking").mkdir(parents=True)
         (checkout / "solutions" / "masking" / "masking.py").write_text("")
         (checkout / "suites" / "masking" / "hidden").mkdir(parents=True)
         (checkout / "suites" / "masking" / "hidden" / "SECRET").write_text("seed\n")
-        monkeypatch.setattr(assignments, "REPO_ROOT", checkout)
-        monkeypatch.setattr(assignments, "SUITES_DIR", checkout / "suites")
+        monkeypatch.setattr(course, "REPO_ROOT", checkout)
+        monkeypatch.setattr(course, "SUITES_DIR", checkout / "suites")
         for mode, seen in ((0o755, [True, "seed"]), (0o700, [False, ""])):
             os.chmod(checkout, mode)
             assert _as_user(permissions.UID_POOL[-1], lambda: [masking.has_reference, masking.committed_secret]) == seen
@@ -131,9 +131,9 @@ def test_time_budget_keeps_finished_tests_and_lists_the_rest(tmp_path):
     """))
     script = textwrap.dedent(f"""
         from pathlib import Path
-        from autograder import assignment
-        from autograder.runner import grade_one
-        masking = assignment.load("masking")
+        from autograder import course
+        from autograder.grading.runner import grade_one
+        masking = course.load("masking")
         masking.submission_timeout = 12
         grade_one(masking, Path({str(slow)!r}), Path({str(tmp_path / "out")!r}), name="slow", public_only=True)
     """)
@@ -184,10 +184,10 @@ def test_validate_flags_hidden_verdicts_that_depend_on_the_secret():
 def test_validate_asks_every_mutant_to_be_named(tmp_path):
     """A mutant whose feedback never names its own mistake fails validate, unless marked '# unnamed: WHY'; the
     catalogues of attention and masking hold at least 30 mistakes each, and say why for each unnamed one."""
-    from autograder import assignment as assignments
-    from autograder import mutants
+    from autograder import course
+    from autograder.grading import mutants
 
-    masking = assignments.load("masking")
+    masking = course.load("masking")
     files = {"named": "", "silent": "", "slow": "# unnamed: only its runtime is wrong\n"}
     catalogue = []
     for name, marker in files.items():
@@ -199,7 +199,7 @@ def test_validate_asks_every_mutant_to_be_named(tmp_path):
     assert _unnamed(graded, catalogue) == [_unnamed([graded[1]], [catalogue[1]])[0]]
     assert "mutant-silent loses points but its feedback never names it" in _unnamed(graded, catalogue)[0]
     for name in ("attention", "masking"):
-        catalogue = mutants.catalog(assignments.load(name))
+        catalogue = mutants.catalog(course.load(name))
         assert len(catalogue) >= 30, name
         assert all(m.unnamed is None or len(m.unnamed) > 10 for m in catalogue)
 
@@ -256,7 +256,8 @@ def test_check_a_folder_that_does_not_exist_is_one_line(tmp_path, caplog, capsys
 def test_a_submission_that_does_not_load_is_said_once_at_the_top(tmp_path):
     """The reason heads the feedback; each test points at it instead of repeating it; a 0-point test that "passed"
     (the rules report) is not counted among the passed tests."""
-    from autograder import batch, runner
+    from autograder.batch.gradebook import passed, summary_markdown
+    from autograder.grading import runner
 
     broken = reference_with(tmp_path, "broken", replace="raise RuntimeError('boom at import time')\n")
     results = runner.grade_one(MASKING, broken, tmp_path / "out", name="broken", public_only=True)
@@ -266,8 +267,8 @@ def test_a_submission_that_does_not_load_is_said_once_at_the_top(tmp_path):
     assert feedback.index("boom at import time") < feedback.index("## [")
     scored = [t for t in results.tests if t.max_score > 0]
     assert all(t.output == "Not run: your code did not load (see the top of this report)." for t in scored)
-    assert len(scored) < len(results.tests) and batch.passed(results) == f"0/{len(scored)}"
-    assert f"| 0 / {points(results.max_score)} | 0/{len(scored)} |" in batch.summary_markdown([results])
+    assert len(scored) < len(results.tests) and passed(results) == f"0/{len(scored)}"
+    assert f"| 0 / {points(results.max_score)} | 0/{len(scored)} |" in summary_markdown([results])
 
 
 def test_feedback_keeps_its_line_breaks_in_the_terminal_and_on_gradescope():
@@ -320,8 +321,8 @@ def test_help_lists_every_command_with_an_example(capsys):
 
 def test_a_sandbox_that_cannot_start_is_the_graders_failure(tmp_path, monkeypatch):
     """No point, every test listed, and a status and message that blame the grader, not the student."""
-    from autograder import runner
-    from autograder.sandbox import Isolation
+    from autograder.grading import runner
+    from autograder.sandbox.isolation import Isolation
 
     monkeypatch.setattr(runner.Isolation, "detect", classmethod(lambda cls: Isolation("limits", problem="no uid")))
     results = runner.grade_one(MASKING, MASKING.solution_dir, tmp_path / "out", name="reference", public_only=True)

@@ -1,5 +1,5 @@
-"""What a worker writes to disk (``autograder/diskwatch.py``): past ``tmp_mb`` in its folder and its TMPDIR together
-(files it removed but holds open included), or past ``FILES_ALLOWED`` new files, the worker is stopped and the
+"""What a worker writes to disk (``autograder/sandbox/diskwatch.py``): past ``tmp_mb`` in its folder and its TMPDIR
+together (files it removed but holds open included), or past ``FILES_ALLOWED`` new files, the worker is stopped and the
 student told why, in every mode; within the limit the same writes go through (the control)."""
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 from conftest import is_root
 
-from autograder import cgroups, diskwatch
-from autograder.proxy import Student, StudentCrashed
-from autograder.sandbox import Isolation, Limits
+from autograder.grading.proxy import Student, StudentCrashed
+from autograder.sandbox import cgroups, diskwatch
+from autograder.sandbox.config import Limits
+from autograder.sandbox.isolation import Isolation
 
 PROBE = r'''
 import os, tempfile, time

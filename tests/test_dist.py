@@ -18,13 +18,13 @@ import pytest
 from conftest import REPO
 from test_notebooks import master
 
-from autograder import assignment as assignments
-from autograder import cli, dist, handin, leaks, notebooks
-from autograder.assignment import CANARY
+from autograder import cli, course, handin
+from autograder.authoring import dist, leaks, notebooks
+from autograder.course import CANARY
 
 pytestmark = pytest.mark.slow
 
-ASSIGNMENTS = assignments.names()
+ASSIGNMENTS = course.names()
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +75,7 @@ def test_student_zip_holds_what_a_student_needs_and_nothing_hidden(name, student
     top = {key.split("/")[0] for key in files}
     assert top == {f"transformer-assignments-{name}"}, "one folder, so unzipping does not spill files"
     inside = {key.split("/", 1)[1] for key in files}
-    assignment = assignments.load(name)
+    assignment = course.load(name)
     assert {"README.md", "requirements.txt", "pyproject.toml", "autograder/cli.py", "autograder/worker/__main__.py",
             f"autograder/suites/{name}/assignment.toml", f"autograder/suites/{name}/public/expected.zip"} <= inside
     assert {f"{name}/{file}" for file in assignment.files} <= inside, "the skeletons, carried files included"
@@ -126,7 +126,7 @@ def _check_as_a_student(name: str, zip_path, folder) -> tuple[str, str]:
         archive.extractall(folder)
     root = folder / f"transformer-assignments-{name}"
     bin_dir = _student_venv(folder, root)
-    assignment = assignments.load(name)
+    assignment = course.load(name)
     for file in assignment.files:
         shutil.copyfile(assignment.solution_dir / file, root / name / file)
     for command in ("check", "zip"):
@@ -162,7 +162,7 @@ def test_a_student_checks_and_zips_from_the_distribution(name, student_zips, stu
     _built(student_zips, f"student-{name}.zip")
     error, packed = student_checks[name]
     assert not error, error
-    assert packed.split() == sorted(assignments.load(name).files)
+    assert packed.split() == sorted(course.load(name).files)
 
 
 def test_zip_names_what_is_missing_and_takes_extra_files(tmp_path, caplog):
@@ -177,7 +177,7 @@ def test_zip_names_what_is_missing_and_takes_extra_files(tmp_path, caplog):
     with zipfile.ZipFile(out) as packed:
         assert sorted(packed.namelist()) == ["masking.py", "test.predictions"]
     assert cli.main(["zip", "masking", str(tmp_path), str(tmp_path / "nothing.predictions")]) == 2
-    carried = next((a for a in map(assignments.load, ASSIGNMENTS) if a.carried), None)
+    carried = next((a for a in map(course.load, ASSIGNMENTS) if a.carried), None)
     if carried is not None:
         file, source = next(iter(carried.carried.items()))
         (tmp_path / "empty").mkdir()
@@ -205,10 +205,10 @@ def test_planted_leaks_are_refused_with_the_file_and_the_reason(secrets, tmp_pat
     root = "transformer-assignments-masking"
     skeleton, public = f"{root}/masking/masking.py", f"{root}/autograder/suites/masking/public/test_1_masks.py"
     expected = f"{root}/autograder/suites/masking/public/expected.zip"
-    hidden = assignments.load("masking").hidden_dir / "test_hidden.py"
+    hidden = course.load("masking").hidden_dir / "test_hidden.py"
     hidden_name = sorted(name for name, origin in secrets.test_names.items() if origin.endswith("test_hidden.py"))[0]
     line = _solution_line(secrets)
-    mutant = sorted(assignments.load("masking").mutants_dir.glob("[a-z]*.py"))[0]
+    mutant = sorted(course.load("masking").mutants_dir.glob("[a-z]*.py"))[0]
     plants = {
         "canary": ({public: files[public] + f"\n# {CANARY}\n".encode()}, public, "canary"),
         "canary in a nested zip": ({expected: _with_member(files[expected], "notes.txt", CANARY.encode())},

@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from autograder.sandbox import _kernel_landlock
+from autograder.sandbox.isolation import _kernel_landlock
 
 GPU = ["/dev/nvidia0", "/dev/nvidiactl", "/dev/nvidia-uvm"]
 
@@ -93,13 +93,14 @@ def test_runtime_tests_run_on_the_cpu_where_the_workers_cannot_reach_the_gpu(mon
     CPU: full marks, and the results' device says why. Before, such a test moved the model to CUDA and failed."""
     import torch
 
-    from autograder import assignment, runner
-    from autograder.plugin import OUT_OF_REACH
+    from autograder import course
+    from autograder.grading import runner
+    from autograder.grading.plugin import OUT_OF_REACH
 
     monkeypatch.setenv("AUTOGRADER_COLD", "1")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: "a GPU out of reach")
-    masking = assignment.load("masking")
+    masking = course.load("masking")
     results = runner.grade_one(masking, masking.solution_dir, tmp_path / "out", name="reference", hidden_only=True)
     runtime = [test for test in results.tests if "runtime" in test.tags]
     assert runtime and all(test.score == test.max_score for test in runtime), [t.output for t in runtime]

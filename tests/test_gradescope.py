@@ -20,13 +20,13 @@ import landlockpy
 import pytest
 from conftest import REPO, is_root
 
-from autograder import assignment as assignments
-from autograder import cli, dist, gradescope
+from autograder import cli, course, gradescope
+from autograder.authoring import dist
 from autograder.results import Results, TestResult
 
 pytestmark = pytest.mark.slow
 
-ASSIGNMENTS = assignments.names()
+ASSIGNMENTS = course.names()
 METADATA = {
     "id": 4242, "created_at": "2030-03-01T10:00:00.000000-08:00",
     "assignment": {"due_date": "2030-03-08T23:59:00.000000-08:00", "late_due_date": None, "title": "x",
@@ -57,7 +57,7 @@ def gradescope_zips(tmp_path_factory) -> Zips:
 
 @pytest.mark.parametrize("name", ASSIGNMENTS)
 def test_zip_follows_the_specification(name, gradescope_zips, tmp_path):
-    assignment = assignments.load(name)
+    assignment = course.load(name)
     with zipfile.ZipFile(gradescope_zips[name]) as archive:
         listing = {info.filename: info for info in archive.infolist()}
         for script in ("setup.sh", "run_autograder"):
@@ -124,7 +124,7 @@ def run_autograder(root: Path, python: str = sys.executable, **env) -> tuple[dic
 
 
 def reference_files(name: str) -> dict[str, str]:
-    assignment = assignments.load(name)
+    assignment = course.load(name)
     return {file: (assignment.solution_dir / file).read_text() for file in assignment.files}
 
 
@@ -189,7 +189,7 @@ def test_a_correct_submission_gets_full_marks_and_the_tree_stays_unreadable(grad
 
 def _grade_broken(name: str, zip_path: Path, parent: Path) -> dict:
     """A syntax error in the first own file (a .py file, or a notebook that is not JSON), graded by run_autograder."""
-    broken = assignments.load(name).own_files[0]
+    broken = course.load(name).own_files[0]
     files = reference_files(name)
     files[broken] = "def broken(:\n" if broken.endswith(".py") else "{ this is not a notebook"
     return run_autograder(fake_tree(parent, zip_path, files, metadata=None))[0]
@@ -208,7 +208,7 @@ def broken_runs(gradescope_zips, tmp_path_factory) -> dict:
 def test_a_broken_submission_still_gets_a_full_results_file(name, broken_runs):
     results = Results.from_gradescope(broken_runs[name])
     assert results.score == 0 and results.max_score > 0 and results.tests, results.output
-    assert "could not be loaded" in results.output and assignments.load(name).own_files[0] in results.output
+    assert "could not be loaded" in results.output and course.load(name).own_files[0] in results.output
     assert all(t.status == "failed" for t in results.tests if t.max_score > 0)
 
 

@@ -7,8 +7,7 @@ import pytest
 import torch
 from conftest import MASKING, POSITIONS
 
-from autograder import mutants, trusted_import
-from autograder.grading import assert_close
+from autograder.grading import assert_close, mutants, trusted_import
 from autograder.suites.masking import common
 from autograder.suites.positions import common as positions_common
 

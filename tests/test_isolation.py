@@ -7,7 +7,7 @@ in what students see, no process or temporary file of a sandbox uid left afterwa
 results file, no failed test with its full points, and the references' marks unchanged. A second checkout of the
 course's hidden material lies on disk during the batch: world-readable with namespaces (the worker's file system
 does not hold it) or Landlock (the worker's allow-list leaves it out), root-only with permissions alone (which protect
-only what is not world-readable; README, Security).
+only what is not world-readable; docs/security.md).
 """
 
 from __future__ import annotations
@@ -26,10 +26,13 @@ import pytest
 from catalogue import Case, load, write_base
 from conftest import REPO, needs_root, private_tmp
 
-from autograder import assignment as assignments
-from autograder import batch, leaks, permissions
+from autograder import course
+from autograder.authoring import leaks
+from autograder.batch.discovery import discover
+from autograder.batch.engine import grade_all
 from autograder.results import Results
-from autograder.sandbox import Isolation
+from autograder.sandbox import permissions
+from autograder.sandbox.isolation import Isolation
 
 pytestmark = [needs_root, pytest.mark.slow, pytest.mark.alone]
 MODES = {"namespaces": "1", "permissions": "0"}
@@ -130,10 +133,10 @@ def graded(request, tmp_path_factory) -> Graded:
     values = {"REPO": str(REPO), "COPY": str(copy), "PORT": str(listener.port)}
     submissions = base / "submissions"
     paths = [case.materialize(submissions, values) for case in CASES]
-    wanted = {(case.assignment, case.base) for case in CASES} | {(name, "reference") for name in assignments.names()}
+    wanted = {(case.assignment, case.base) for case in CASES} | {(name, "reference") for name in course.names()}
     base_paths = {key: write_base(*key, submissions / f"base-{key[0]}-{key[1].replace(':', '-')}") for key in wanted}
     ordered = sorted(paths, key=lambda p: (p.name != FIRST, p.name == LAST))
-    jobs = [job for path in [*ordered[:1], *base_paths.values(), *ordered[1:]] for job in batch.discover([path])]
+    jobs = [job for path in [*ordered[:1], *base_paths.values(), *ordered[1:]] for job in discover([path])]
     quick = {case.label for case in CASES if not case.runtime}
     for job in jobs:
         job.skip_tags = ("runtime",) if job.name in quick else ()
@@ -143,7 +146,7 @@ def graded(request, tmp_path_factory) -> Graded:
             patch.setenv("AUTOGRADER_SECRET", secret)
             Isolation.detect.cache_clear()
             assert Isolation.detect().mode == mode
-            collected = batch.grade_all(jobs, base / "out", workers=2, progress=False, skip_tags=("retraining",))
+            collected = grade_all(jobs, base / "out", workers=2, progress=False, skip_tags=("retraining",))
             time.sleep(1.0)  # anything still alive would have written again by now
             processes = [pid for uid in permissions.UID_POOL for pid in permissions.processes_of(uid)]
             files = _leftovers(before, scratch)
@@ -187,7 +190,7 @@ def hidden() -> leaks.Secrets:
 
 def test_the_catalogue_covers_every_class_and_assignment():
     assert len(CASES) >= 30
-    assert {case.assignment for case in CASES} == set(assignments.names())
+    assert {case.assignment for case in CASES} == set(course.names())
     assert len({case.kind for case in CASES}) >= 10
 
 
@@ -218,10 +221,10 @@ def test_every_results_file_lists_every_test(graded, case: Case):
 @pytest.mark.parametrize("case", CASES, ids=[case.label for case in CASES])
 def test_nothing_hidden_reaches_the_student(graded, hidden, case: Case):
     seen = _seen(graded.results[case.label]) + (graded.out / case.label / "feedback.md").read_text()
-    assert assignments.CANARY not in seen
+    assert course.CANARY not in seen
     assert graded.secret not in seen
-    for name in assignments.names():
-        seed = assignments.load(name).hidden_dir / "SECRET"
+    for name in course.names():
+        seed = course.load(name).hidden_dir / "SECRET"
         if seed.is_file():
             assert seed.read_text().strip() not in seen, f"{name}'s hidden seed"
     others = [c for c in CASES if c is not case]

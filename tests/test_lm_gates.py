@@ -7,7 +7,7 @@ import tomllib
 
 import pytest
 
-from autograder import assignment as assignments
+from autograder import course
 from autograder.suites.lm import gates
 from autograder.suites.lm.hidden import test_retraining
 from autograder.suites.lm.world import SIZES
@@ -85,7 +85,7 @@ def test_the_committed_gates_follow_from_the_committed_sweep():
     assert data["budget"]["calibration_s"] == min(r["calibration_s"] for r in data["sweep"])
     for stage in ("pretrain", "finetune", "scratch"):
         assert data["budget"][f"reference_{stage}_s"] >= max(r[f"{stage}_s"] for r in data["sweep"]) - 0.05
-    lm = assignments.load("lm")
+    lm = course.load("lm")
     training = gates.MAX_SLOWDOWN * gates.load().budget.training  # on the slowest machine the budgets stretch to
     assert training + test_retraining.SLACK_SECONDS < 0.75 * lm.submission_timeout, "room for every other test"
     assert training * lm.limits.threads < lm.limits.cpu_seconds, "the worker's CPU-time limit allows the budget"
@@ -110,8 +110,8 @@ def test_budgets_stretch_on_a_slower_machine(measured, slowdown):
 
 
 def test_calibration_times_the_reference_training_step():
-    from autograder import trusted_import
+    from autograder.grading import trusted_import
 
-    lm = assignments.load("lm")
+    lm = course.load("lm")
     seconds = gates.calibration_seconds(trusted_import.load(lm.solution_dir, lm.modules), "cpu", "vanilla")
     assert 0.001 < seconds < 30

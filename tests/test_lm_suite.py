@@ -8,11 +8,11 @@ import os
 import pytest
 from conftest import REPO
 
-from autograder import assignment as assignments
-from autograder import cli, mutants, trusted_import
+from autograder import cli, course
+from autograder.grading import mutants, trusted_import
 from autograder.suites.lm import common
 
-LM = assignments.load("lm")
+LM = course.load("lm")
 EXAMPLES = REPO / "examples" / "lm"
 BLOCK = 32
 

@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from autograder import cli
-from autograder.assignment import REPO_ROOT, load
+from autograder.course import REPO_ROOT, load
 from autograder.suites.lm import birthplaces, world
 
 REAL = REPO_ROOT.parent / "shared" / "data" / "cs224n"

@@ -8,8 +8,9 @@ from concurrent.futures import ThreadPoolExecutor
 import nbformat
 import pytest
 
-from autograder import assignment as assignments
-from autograder import notebooks
+from autograder import course
+from autograder.authoring import notebooks
+from autograder.grading import answers
 from autograder.notebook_cells import NotebookUnreadable, run_notebook
 from autograder.worker.serve import Worker
 from autograder.worker.traps import Traps
@@ -84,17 +85,17 @@ def test_manual_questions_and_answers(tmp_path):
             cell["source"] = "It keeps the gradient large."
     submitted = tmp_path / "submitted.ipynb"
     submitted.write_text(json.dumps(student))
-    assert notebooks.collect_answers(submitted, questions) == {"why": "It keeps the gradient large."}
+    assert answers.collect_answers(submitted, questions) == {"why": "It keeps the gradient large."}
     unanswered = tmp_path / "unanswered.ipynb"
     unanswered.write_bytes(notebooks.assign(path)["demo.ipynb"])
-    assert notebooks.collect_answers(unanswered, questions) == {"why": ""}
+    assert answers.collect_answers(unanswered, questions) == {"why": ""}
 
 
 def test_unreadable_notebook(tmp_path):
     broken = tmp_path / "broken.ipynb"
     broken.write_text("{not json")
-    with pytest.raises(notebooks.NotebookError, match="not a readable notebook"):
-        notebooks.cells(broken)
+    with pytest.raises(answers.NotebookError, match="not a readable notebook"):
+        answers.cells(broken)
 
 
 def test_graded_notebooks_run_headless_and_keep_going(tmp_path):
@@ -146,8 +147,8 @@ def test_solved_student_notebook_holds_the_master_solutions(tmp_path):
     assert 'grader.check("q1")' in sources and not any("SOLUTION" in s for s in sources)
     module, errors = run_notebook("demo_solved", str(_write(tmp_path / "solved.ipynb", solved)))
     assert errors == [] and module.double(21) == 42
-    answers = notebooks.collect_answers(tmp_path / "solved.ipynb", notebooks.manual_questions(path))
-    assert answers == {"why": "Because the model answer says so."}
+    written = answers.collect_answers(tmp_path / "solved.ipynb", notebooks.manual_questions(path))
+    assert written == {"why": "Because the model answer says so."}
 
 
 def _write(path, notebook: dict):
@@ -172,7 +173,7 @@ def _run_all(name: str, folder) -> nbformat.NotebookNode:
     """"Run All" on an untouched skeleton notebook, in a real Jupyter kernel of this environment, errors kept."""
     from nbclient import NotebookClient
 
-    shutil.copytree(assignments.load(name).skeleton_dir, folder)
+    shutil.copytree(course.load(name).skeleton_dir, folder)
     notebook = nbformat.read(folder / f"{name}.ipynb", as_version=4)
     NotebookClient(notebook, timeout=300, kernel_name="python3", allow_errors=True,
                    resources={"metadata": {"path": str(folder)}}).execute()

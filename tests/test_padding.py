@@ -7,8 +7,9 @@ import shutil
 
 import pytest
 
-from autograder import assignment as assignments
-from autograder import batch
+from autograder import course
+from autograder.batch.discovery import discover
+from autograder.batch.engine import grade_all
 
 ZEROED = """
 
@@ -25,14 +26,14 @@ class {name}({name}):
 @pytest.mark.parametrize("name, module, cls", [("masking", "masking", "CausalSelfAttention"),
                                                ("positions", "positions", "RotaryCausalSelfAttention")])
 def test_zeroed_padded_outputs_keep_full_marks(tmp_path, name, module, cls):
-    assignment = assignments.load(name)
+    assignment = course.load(name)
     folder = tmp_path / "zeroed"
     folder.mkdir()
     for file in assignment.files:
         shutil.copy(assignment.solution_dir / file, folder / file)
     target = folder / f"{module}.py"
     target.write_text(target.read_text() + ZEROED.format(name=cls))
-    [results] = batch.grade_all(batch.discover([folder], name), tmp_path / "out", progress=False,
+    [results] = grade_all(discover([folder], name), tmp_path / "out", progress=False,
                                 skip_tags=("runtime",))
     lost = [f"{t.number} {t.name}: {t.output[:300]}" for t in results.tests if t.score < t.max_score]
     assert results.max_score > 0 and not lost, "\n".join(lost)

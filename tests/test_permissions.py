@@ -1,5 +1,5 @@
-"""The sandbox uid pool (``autograder.permissions``): a grader leases, sweeps and counts only the uids of its own pool,
-so two graders with disjoint pools (``AUTOGRADER_UIDS``) on one machine leave each other alone."""
+"""The sandbox uid pool (``autograder.sandbox.permissions``): a grader leases, sweeps and counts only the uids of its
+own pool, so two graders with disjoint pools (``AUTOGRADER_UIDS``) on one machine leave each other alone."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import needs_root
 
-from autograder import permissions
+from autograder.sandbox import permissions
 
 POOL_OF_TWO = {**os.environ, "AUTOGRADER_UIDS": "62100-62101"}
 OUTSIDE = 62102  # a uid next to that pool, as another grader's worker would hold
@@ -31,7 +31,7 @@ def test_leases_come_from_the_pool_and_a_sweep_spares_other_pools():
     try:
         run = _python(f"""
 import pathlib
-from autograder import permissions
+from autograder.sandbox import permissions
 pathlib.Path(permissions.LOCK_DIR, "{OUTSIDE}.lock").touch()
 leases = [permissions.UidLease(), permissions.UidLease()]
 print(sorted(lease.uid for lease in leases))
@@ -54,7 +54,8 @@ permissions.sweep_free()
 
 def test_a_range_that_is_not_one_says_what_to_give():
     for wrong in ("62100", "62101-62100", "0-10", "uids"):
-        run = subprocess.run([sys.executable, "-c", "import autograder.permissions"], capture_output=True, text=True,
+        run = subprocess.run([sys.executable, "-c", "import autograder.sandbox.permissions"], capture_output=True,
+        text=True,
                              env={**os.environ, "AUTOGRADER_UIDS": wrong}, timeout=60)
         assert run.returncode != 0 and "first-last (61000-61511)" in run.stderr, wrong
 

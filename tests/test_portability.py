@@ -19,18 +19,19 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from conftest import REPO
 
-from autograder import assignment as assignments
-from autograder import batch
-from autograder.build import _same, same_store
-from autograder.oracle import read_store
+from autograder import course
+from autograder.authoring.build import _same, same_store
+from autograder.batch.discovery import Job
+from autograder.batch.engine import grade_all
+from autograder.grading.oracle import read_store
 
 pytestmark = pytest.mark.slow
 
 OTHER_CPU = {"ATEN_CPU_CAPABILITY": "default", "MKL_ENABLE_INSTRUCTIONS": "SSE4_2"}
 # The reference's values are computed in the grading process: record them with two threads more than the assignment's.
-RECORD = ("import sys, torch; import autograder.runner as runner; "
+RECORD = ("import sys, torch; import autograder.grading.runner as runner; "
           "runner.set_threads = lambda n: torch.set_num_threads(n + 2); sys.exit(runner.main([]))")
-NAMES = assignments.names()
+NAMES = course.names()
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +41,7 @@ def recorded(tmp_path_factory) -> dict:
     stores = {name: base / f"{name}.zip" for name in NAMES}
 
     def record(name: str) -> None:
-        job = {"assignment": name, "submission": str(assignments.load(name).solution_dir), "out": str(base / name),
+        job = {"assignment": name, "submission": str(course.load(name).solution_dir), "out": str(base / name),
                "name": "reference", "public_only": True, "oracle": "record", "record_to": str(stores[name])}
         # Two recordings at a time, so their threads wait without spinning (as side-by-side gradings do).
         subprocess.run([sys.executable, "-c", RECORD], input=json.dumps(job).encode(),
@@ -53,14 +54,14 @@ def recorded(tmp_path_factory) -> dict:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_recordings_on_another_cpu_are_the_same(recorded, name):
-    assert same_store(assignments.load(name).expected_file, recorded[name])
+    assert same_store(course.load(name).expected_file, recorded[name])
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_known_mistakes_are_told_apart_on_either_cpu(recorded, name):
     """A mutant caught by a public check on one CPU is caught on the other: the recordings agree on which recorded
     mistakes differ from the reference."""
-    here, there = read_store(assignments.load(name).expected_file), read_store(recorded[name])
+    here, there = read_store(course.load(name).expected_file), read_store(recorded[name])
     disagree = []
     for key, (value, variants) in here.items():
         other_value, other_variants = there[key]
@@ -71,10 +72,10 @@ def test_known_mistakes_are_told_apart_on_either_cpu(recorded, name):
 
 
 def _scores(out) -> dict:
-    jobs = [batch.Job(f"{path.parent.name}-{path.name}", path, path.parent.name)
+    jobs = [Job(f"{path.parent.name}-{path.name}", path, path.parent.name)
             for path in sorted((REPO / "examples").glob("*/*"))
             if path.name in ("reference", "partly_wrong", "correct")]
-    collected = batch.grade_all(jobs, out, workers=2, public_only=True, oracle="replay", progress=False)
+    collected = grade_all(jobs, out, workers=2, public_only=True, oracle="replay", progress=False)
     return {r.submission: {t.number: t.score for t in r.tests} | {"max": r.max_score} for r in collected}
 
 

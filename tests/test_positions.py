@@ -12,11 +12,11 @@ import pytest
 import torch
 from conftest import REPO
 
-from autograder import assignment as assignments
-from autograder import cli, mutants, trusted_import
+from autograder import cli, course
+from autograder.grading import mutants, trusted_import
 from autograder.suites.positions import common
 
-POSITIONS = assignments.load("positions")
+POSITIONS = course.load("positions")
 EXAMPLES = REPO / "examples" / "positions"
 
 

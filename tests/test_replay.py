@@ -10,13 +10,23 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from autograder import assignment as assignments
-from autograder import batch
-from autograder import oracle as oracles
-from autograder.oracle import Oracle, load_store, preload, question_of, read_store, store_fingerprint, write_store
-from autograder.plugin import GradingPlugin
-from autograder.proxy import Student
-from autograder.sandbox import Isolation, Limits
+from autograder import course
+from autograder.batch.discovery import discover
+from autograder.batch.engine import grade_all
+from autograder.grading import oracle as oracles
+from autograder.grading.oracle import (
+    Oracle,
+    load_store,
+    preload,
+    question_of,
+    read_store,
+    store_fingerprint,
+    write_store,
+)
+from autograder.grading.plugin import GradingPlugin
+from autograder.grading.proxy import Student
+from autograder.sandbox.config import Limits
+from autograder.sandbox.isolation import Isolation
 
 UNWRITTEN = "\n\ndef {name}(*args, **kwargs):\n    raise NotImplementedError('{name}')\n"
 
@@ -34,14 +44,14 @@ def test_a_question_is_what_is_asked_not_when():
 
 def _with_unwritten(tmp_path, name: str, module: str, function: str):
     """The reference of ``name`` with ``function`` of ``module``.py raising NotImplementedError."""
-    assignment = assignments.load(name)
+    assignment = course.load(name)
     folder = tmp_path / f"{name}-without-{function}"
     folder.mkdir()
     for file in assignment.files:
         shutil.copy(assignment.solution_dir / file, folder / file)
         if file == f"{module}.py":
             (folder / file).write_text((folder / file).read_text() + UNWRITTEN.format(name=function))
-    return batch.discover([folder], name)[0]
+    return discover([folder], name)[0]
 
 
 @pytest.mark.parametrize("name, module, function", [
@@ -52,7 +62,7 @@ def test_replay_agrees_with_live_grading_when_a_function_is_missing(tmp_path, na
     job = _with_unwritten(tmp_path, name, module, function)
     verdicts = {}
     for oracle in ("live", "replay"):
-        [results] = batch.grade_all([job], tmp_path / oracle, public_only=True, oracle=oracle, progress=False)
+        [results] = grade_all([job], tmp_path / oracle, public_only=True, oracle=oracle, progress=False)
         verdicts[oracle] = {t.number: (t.score, t.output) for t in results.tests}
     assert verdicts["replay"] == verdicts["live"]
     assert any(score for score, _ in verdicts["replay"].values())

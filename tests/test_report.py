@@ -24,10 +24,10 @@ import pytest
 import yaml
 from conftest import MASKING, REPO
 
-from autograder import report
 from autograder.cli import main
-from autograder.gradescope import Student, students
-from autograder.mutants import Mutant
+from autograder.gradescope import Submitter, students
+from autograder.grading.mutants import Mutant
+from autograder.report import page
 from autograder.results import Results
 
 pytestmark = pytest.mark.slow
@@ -58,7 +58,7 @@ def batch(tmp_path_factory) -> tuple[Path, Path, dict[str, Results]]:
     (export / "submission_metadata.yml").write_text(yaml.safe_dump(metadata))
     out = root / "results"
     assert main(["grade", str(export), "--out", str(out), "--assignment", "masking", "--jobs", "2", "--quiet"]) == 0
-    return export, out, {results.submission: results for results in report.read(out)}
+    return export, out, {results.submission: results for results in page.read(out)}
 
 
 def test_a_batch_writes_the_report_and_gradebooks_per_assignment(batch):
@@ -74,11 +74,11 @@ def test_a_batch_writes_the_report_and_gradebooks_per_assignment(batch):
     assert any(row.startswith("submission_1,Ada Lovelace,u1@uni.example,s100,masking,") for row in rows)
     assert len(rows) == 1 + len(NAMES)
 
-    page = (out / "report.html").read_text()
+    html = (out / "report.html").read_text()
     for fragment in (mistaken.extra_data["mistake"], "submission_2", "does not load", "time ratio",
                      "submission_2</td><td>submission_4"):  # the renamed copy is paired with its source
-        assert fragment in page.replace("&#34;", '"').replace("&#39;", "'")
-    assert "https://" not in page and "<script" not in page  # nothing to fetch when it is viewed
+        assert fragment in html.replace("&#34;", '"').replace("&#39;", "'")
+    assert "https://" not in html and "<script" not in html  # nothing to fetch when it is viewed
 
 
 def test_report_rewrites_from_the_results_folder_and_says_what_it_needs(batch, tmp_path, caplog):
@@ -107,7 +107,7 @@ def test_students_from_the_metadata_beside_a_submission(tmp_path):
     users = [{"name": "Ada Lovelace", "email": "ada@uni.example", "id": 11},
              {"name": "Alan Turing", "email": "", "id": 12}]
     (folder / "submission_metadata.json").write_text(json.dumps({"id": 5, "users": users}))
-    assert students(folder) == (Student("Ada Lovelace", "ada@uni.example", "11"), Student("Alan Turing", "", "12"))
+    assert students(folder) == (Submitter("Ada Lovelace", "ada@uni.example", "11"), Submitter("Alan Turing", "", "12"))
     assert students(tmp_path / "elsewhere") == ()
 
 
@@ -152,7 +152,7 @@ def test_the_page_of_200_submissions_in_chromium(batch, tmp_path):
     collected, sources = class_of_200(results, export, tmp_path / "class")
     out = tmp_path / "results"
     out.mkdir()
-    page = report.write(out, collected, sources)
+    written = page.write(out, collected, sources)
 
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
@@ -167,7 +167,7 @@ def test_the_page_of_200_submissions_in_chromium(batch, tmp_path):
     service = Service(str(CHROMEDRIVER), env={**os.environ, "TMPDIR": browser_tmp})
     driver = webdriver.Chrome(options=options, service=service)
     try:
-        driver.get(page.as_uri())
+        driver.get(written.as_uri())
         errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
         assert not errors, errors
         images = driver.execute_script("return [...document.images].map(i => [i.alt, i.complete, i.naturalWidth, "

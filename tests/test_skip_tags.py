@@ -5,14 +5,19 @@ from __future__ import annotations
 import pytest
 from conftest import REPO, reference_with
 
-from autograder import batch, cli, validate
+from autograder import cli
+from autograder.authoring import validate
+from autograder.batch import engine, gradebook
+from autograder.batch.discovery import Job
+from autograder.batch.engine import grade_all
+from autograder.batch.jobs import grade_job
 from autograder.results import Results, TestResult
 
 
 def test_skipped_tests_are_listed_not_scored(tmp_path):
     """The public masking tests without those tagged masked_softmax (a batch-wide tag) or padding_mask (the job's)."""
-    job = batch.Job("cheap", reference_with(tmp_path, "masking"), "masking", skip_tags=("padding_mask",))
-    [cheap] = batch.grade_all([job], tmp_path / "out", public_only=True, progress=False, skip_tags=["masked_softmax"])
+    job = Job("cheap", reference_with(tmp_path, "masking"), "masking", skip_tags=("padding_mask",))
+    [cheap] = grade_all([job], tmp_path / "out", public_only=True, progress=False, skip_tags=["masked_softmax"])
     skipped = cheap.extra_data["skipped"]
     assert cheap.tests and len(skipped) >= 6, "the reference's other public tests ran; those tagged did not"
     assert not any({"masked_softmax", "padding_mask"} & set(t.tags) for t in cheap.tests)
@@ -36,8 +41,8 @@ def test_cli_passes_every_skip_tag_to_every_job(tmp_path, monkeypatch):
         seen.update(options, jobs=jobs)
         return []
 
-    monkeypatch.setattr(batch, "grade_all", fake_grade_all)
-    monkeypatch.setattr(batch, "print_summary", lambda collected: None)
+    monkeypatch.setattr(engine, "grade_all", fake_grade_all)
+    monkeypatch.setattr(gradebook, "print_summary", lambda collected: None)
     assert cli.main(["grade", str(REPO / "solutions" / "masking"), "--out", str(tmp_path), "--skip-tag", "retraining",
                      "--skip-tag", "runtime", "--quiet"]) == 0
     assert seen["skip_tags"] == ["retraining", "runtime"] and len(seen["jobs"]) == 1
@@ -63,7 +68,7 @@ def test_validate_judges_mutants_without_retraining_and_shows_dashes():
 
 
 @pytest.fixture
-def validated_jobs(tmp_path, monkeypatch) -> list[batch.Job]:
+def validated_jobs(tmp_path, monkeypatch) -> list[Job]:
     """The jobs ``validate masking`` grades, with gradings faked: the reference passes, everything else fails."""
     graded = []
 
@@ -71,7 +76,7 @@ def validated_jobs(tmp_path, monkeypatch) -> list[batch.Job]:
         graded.extend(jobs)
         return [_results(job.name, [(1, 1) if job.name.endswith("/reference") else (0, 1)]) for job in jobs]
 
-    monkeypatch.setattr(batch, "grade_all", fake_grade_all)
+    monkeypatch.setattr(validate, "grade_all", fake_grade_all)
     monkeypatch.setattr(validate, "_unnamed", lambda graded, catalogue: [])  # these results name no mistake
     assert validate.validate(["masking"], tmp_path, workers=1)
     return graded
@@ -117,7 +122,7 @@ def test_a_jobs_own_oracle_and_public_only_win_over_the_batchs(tmp_path):
             pass
 
     source = REPO / "solutions" / "masking"
-    for job in (batch.Job("own", source, "masking", public_only=True, oracle="replay"),
-                batch.Job("batch's", source, "masking")):
-        batch.grade_job(job, tmp_path / job.name, oracle="verdicts", runners=Runners())
+    for job in (Job("own", source, "masking", public_only=True, oracle="replay"),
+                Job("batch's", source, "masking")):
+        grade_job(job, tmp_path / job.name, oracle="verdicts", runners=Runners())
     assert [(spec["public_only"], spec["oracle"]) for spec in asked] == [(True, "replay"), (False, "verdicts")]

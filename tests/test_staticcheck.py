@@ -2,7 +2,7 @@
 
 import json
 
-from autograder.staticcheck import MODULE_LEVEL, scan
+from autograder.grading.staticcheck import MODULE_LEVEL, scan
 
 FORBIDDEN = ["torch.nn.functional.scaled_dot_product_attention", "torch.nn.MultiheadAttention"]
 

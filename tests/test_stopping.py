@@ -34,7 +34,7 @@ def causal_mask(T, device=None):
 def _adopting():
     """This process adopts what the commands it starts leave behind (as a service manager or a CI runner may), so a
     process of theirs that outlives them shows here, a zombie included."""
-    from autograder.sandbox import become_subreaper
+    from autograder.sandbox.reaping import become_subreaper
 
     become_subreaper()
 
@@ -49,10 +49,11 @@ def _grading_processes(zombies_before: set[int]) -> list[psutil.Process]:
     runner zygotes (a batch graded here keeps them) nor their spares (``forking.spares``, and what they forked ahead
     in turn). Whatever a command started here and left is a descendant: this process adopts orphans (``_adopting``),
     so other tests' gradings beside it are not counted."""
-    from autograder import batch, forking
-    from autograder.permissions import UID_POOL
+    from autograder import forking
+    from autograder.batch.runners import ZYGOTES
+    from autograder.sandbox.permissions import UID_POOL
 
-    ours = {zygote.pid for zygote in batch.ZYGOTES.values()}
+    ours = {zygote.pid for zygote in ZYGOTES.values()}
     for pid in forking.spares():  # a runner forked ahead, with its workers' zygote and first worker
         with contextlib.suppress(psutil.NoSuchProcess):
             ours |= {pid} | {child.pid for child in psutil.Process(pid).children(recursive=True)}
@@ -122,16 +123,19 @@ def test_sigterm_stops_validate(tmp_path):
 
 def test_a_killed_runner_leaves_every_test_listed(tmp_path):
     """SIGKILL to a runner in the middle of a grading: the batch completes the results file it had started."""
-    from autograder import batch, forking
+    from autograder import forking
+    from autograder.batch.discovery import discover
+    from autograder.batch.engine import grade_all
+    from autograder.batch.runners import ZYGOTES
 
     source = reference_with(tmp_path, "slow", SLOW)
-    job = batch.discover([source], "masking")[0]
+    job = discover([source], "masking")[0]
     zombies = _zombies()
 
     def kill_the_runner():
         _wait_for(lambda: _grading_started(tmp_path / "out"), 120)
         time.sleep(1.0)
-        spared = {zygote.pid for zygote in batch.ZYGOTES.values()} | forking.spares()
+        spared = {zygote.pid for zygote in ZYGOTES.values()} | forking.spares()
         for child in psutil.Process().children():  # the runner, started (cold) or forked and re-parented here (warm)
             if child.pid not in spared:
                 child.kill()
@@ -140,7 +144,7 @@ def test_a_killed_runner_leaves_every_test_listed(tmp_path):
 
     killer = threading.Thread(target=kill_the_runner)
     killer.start()
-    results = batch.grade_all([job], tmp_path / "out", progress=False)[0]
+    results = grade_all([job], tmp_path / "out", progress=False)[0]
     killer.join()
     assert results.extra_data["status"].startswith("incomplete: the grading process failed")
     assert results.max_score == 55 and results.score < 55

@@ -27,7 +27,7 @@ def test_folder_with_nested_root_and_junk(tmp_path):
 
 
 def test_links_are_followed_only_in_the_repository_reference_trees(tmp_path):
-    from autograder.assignment import REPO_ROOT
+    from autograder.course import REPO_ROOT
     from autograder.submission import _copy_folder, _trusted
 
     assert _trusted(REPO_ROOT / "solutions" / "masking") and _trusted(REPO_ROOT / "examples" / "masking" / "reference")
@@ -124,23 +124,23 @@ def test_the_staged_copy_is_one_folder_named_submission(tmp_path):
 
 def test_links_inside_a_submission_never_decide_what_it_is(tmp_path):
     """A masking folder holding a link named positions.py is not taken for positions (nor graded as one)."""
-    from autograder import batch
-    from autograder.assignment import REPO_ROOT
+    from autograder.batch.discovery import assignment_of, discover
+    from autograder.course import REPO_ROOT
 
     source = tmp_path / "sub"
     source.mkdir()
     (source / "masking.py").write_text("x = 1\n")
     os.symlink(REPO_ROOT / "solutions" / "positions" / "positions.py", source / "positions.py")
-    assert batch.detect(source) == "masking"
+    assert assignment_of(source) == "masking"
     only_links = tmp_path / "links"
     only_links.mkdir()
     os.symlink(REPO_ROOT / "solutions" / "masking" / "masking.py", only_links / "masking.py")
-    assert batch.detect(only_links) is None
-    assert [job.assignment for job in batch.discover([REPO_ROOT / "examples" / "masking"])].count("masking") == 6
+    assert assignment_of(only_links) is None
+    assert [job.assignment for job in discover([REPO_ROOT / "examples" / "masking"])].count("masking") == 6
 
 
 def test_not_implemented_is_said_only_of_the_skeletons_stubs():
-    from autograder.proxy import StudentError
+    from autograder.grading.proxy import StudentError
 
     stub = StudentError("masking.causal_mask(...)", {"type": "NotImplementedError",
                                                       "message": "causal_mask: start from torch.tril"})
@@ -157,7 +157,7 @@ def test_not_implemented_is_said_only_of_the_skeletons_stubs():
 def test_a_file_error_says_which_files_graded_code_can_open():
     """Outside the allow-list a read fails (Landlock's PermissionError, or nothing there under namespaces): the
     feedback says what can be opened, not only the error."""
-    from autograder.proxy import FILES_NOTE, StudentError
+    from autograder.grading.proxy import FILES_NOTE, StudentError
 
     for kind in ("PermissionError", "FileNotFoundError"):
         error = StudentError("importing masking.py", {"type": kind, "message": "[Errno 13] '/home/ada/data.pt'"})
@@ -168,7 +168,7 @@ def test_a_file_error_says_which_files_graded_code_can_open():
 def test_packed_submissions_stage_as_their_sources(tmp_path):
     """What a Ray task unpacks stages as the source would here: a folder's links dropped (followed in the reference
     trees), a zip and any other file sent as they are."""
-    from autograder.assignment import REPO_ROOT
+    from autograder.course import REPO_ROOT
     from autograder.submission import pack, unpack
 
     folder = tmp_path / "alice"

@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 from conftest import is_root
 
-from autograder.proxy import Student
-from autograder.sandbox import SECCOMP_ENV, Isolation, Limits
+from autograder.grading.proxy import Student
+from autograder.sandbox.config import SECCOMP_ENV, Limits
+from autograder.sandbox.isolation import Isolation
 from autograder.worker import confine
 
 pytestmark = pytest.mark.skipif(confine.pyseccomp is None, reason="libseccomp is not installed here")

@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from autograder import batch, timing
-from autograder.grading import Parts
-from autograder.proxy import Student
-from autograder.sandbox import Isolation, Limits, OutputCapture
+from autograder.batch.runners import Runners
+from autograder.grading import Parts, timing
+from autograder.grading.proxy import Student
+from autograder.sandbox.capture import OutputCapture
+from autograder.sandbox.config import Limits
+from autograder.sandbox.isolation import Isolation
 
 MODULE = textwrap.dedent("""
     import time
@@ -75,7 +77,7 @@ def test_what_a_stopped_worker_printed_stays_in_the_tests_output(tmp_path):
     test's feedback still shows what was printed before the stop (under load, a flooding call in the isolation
     catalogue ran out of time and its output vanished), then what the new worker printed; what loading printed is
     in neither (a test shows what its calls printed)."""
-    from autograder.proxy import StudentTimeout
+    from autograder.grading.proxy import StudentTimeout
 
     folder = Path(tempfile.mkdtemp(prefix="autograder-measured-"))
     student = _measured_worker(folder / "submission")
@@ -203,7 +205,7 @@ def test_side_by_side_gradings_wait_passively(tmp_path, monkeypatch):
     """Runners that share the cores get OMP_WAIT_POLICY=PASSIVE and pass it to their workers; a lone one does not."""
     monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
     for side_by_side, expected in ((True, "PASSIVE"), (False, None)):
-        runners = batch.Runners(Isolation.detect(), side_by_side=side_by_side)
+        runners = Runners(Isolation.detect(), side_by_side=side_by_side)
         runners.scratch = tmp_path
         assert runners.environment().get("OMP_WAIT_POLICY") == expected
 

@@ -20,20 +20,27 @@ import psutil
 import pytest
 from conftest import MASKING, reference_with
 
-from autograder import assignment as assignments
-from autograder import batch, forking, protocol
-from autograder.sandbox import Isolation, Limits, Sandbox, SandboxError
+from autograder import course, forking, protocol
+from autograder.batch.discovery import Job
+from autograder.batch.engine import grade_all
+from autograder.batch.jobs import grade_job
+from autograder.batch.runners import ZYGOTES, close_zygotes
+from autograder.sandbox.config import Limits
+from autograder.sandbox.isolation import Isolation
+from autograder.sandbox.process import Sandbox, SandboxError
 
 pytestmark = pytest.mark.slow
 
-# Run in a fresh interpreter: warm_up needs a process that runs one thread, which pytest's is not always.
+# Run in a fresh interpreter: the workers' zygote needs a process that runs one thread, which pytest's is not always.
 SAME_RESULTS = textwrap.dedent("""
     import json, os, shutil, sys, tempfile
     from pathlib import Path
     import psutil
-    from autograder import sandbox
-    from autograder.proxy import Student
-    from autograder.sandbox import Isolation, Limits
+    from autograder.sandbox.process import Sandbox
+    from autograder.sandbox import zygote as worker_zygote
+    from autograder.grading.proxy import Student
+    from autograder.sandbox.config import Limits
+    from autograder.sandbox.isolation import Isolation
 
     folder = Path(tempfile.mkdtemp(prefix="autograder-warm-")) / "submission"  # staged as a runner stages
     folder.mkdir()
@@ -55,9 +62,9 @@ SAME_RESULTS = textwrap.dedent("""
     answers = {}
     for mode in ("warm", "cold"):
         if mode == "warm":
-            assert sandbox.warm_up() is not None, "this process should be able to fork a zygote"
+            assert worker_zygote.start() is not None, "this process should be able to fork a zygote"
         else:
-            sandbox.close_zygote()  # workers start cold from here on
+            worker_zygote.close()  # workers start cold from here on
         student = Student(folder, [{"name": "heavy"}], Limits(threads=2), Isolation.detect())
         answers[mode] = student.heavy.run()
         answers[mode + " frozen"] = student.heavy.frozen()
@@ -91,14 +98,16 @@ def test_a_forked_worker_computes_what_a_started_one_does():
 PLOTLESS = textwrap.dedent("""
     import json, shutil, tempfile
     from pathlib import Path
-    from autograder import sandbox
-    from autograder.proxy import Student
-    from autograder.sandbox import Isolation, Limits
+    from autograder.sandbox.process import Sandbox
+    from autograder.sandbox import zygote as worker_zygote
+    from autograder.grading.proxy import Student
+    from autograder.sandbox.config import Limits
+    from autograder.sandbox.isolation import Isolation
 
     folder = Path(tempfile.mkdtemp(prefix="autograder-warm-")) / "submission"
     folder.mkdir()
     (folder / "plain.py").write_text("import sys\\ndef plots():\\n    return 'matplotlib.pyplot' in sys.modules\\n")
-    assert sandbox.warm_up(plots=False) is not None
+    assert worker_zygote.start(plots=False) is not None
     student = Student(folder, [{"name": "plain"}], Limits(), Isolation.detect())
     print(json.dumps({"plots": student.plain.plots(), "forked": type(student._sandbox.process).__name__ == "Forked"}))
     student.close()
@@ -109,8 +118,8 @@ PLOTLESS = textwrap.dedent("""
 def test_a_check_without_notebooks_forks_its_workers_from_a_zygote_without_pyplot():
     """``check`` reads the assignment's toml before it forks its workers' zygote; without notebooks the zygote skips
     pyplot (a third of its imports, on the student's wait)."""
-    assert {name for name in assignments.names() if assignments.load(name).notebooks} == {"attention", "positions"}
-    assert assignments.load("positions").notebooks == ["positions.ipynb"] and not assignments.load("masking").notebooks
+    assert {name for name in course.names() if course.load(name).notebooks} == {"attention", "positions"}
+    assert course.load("positions").notebooks == ["positions.ipynb"] and not course.load("masking").notebooks
     answers = json.loads(subprocess.run([sys.executable, "-c", PLOTLESS], capture_output=True, text=True,
                                         check=True).stdout)
     assert answers == {"plots": False, "forked": True}
@@ -119,9 +128,12 @@ def test_a_check_without_notebooks_forks_its_workers_from_a_zygote_without_pyplo
 SPARES = textwrap.dedent("""
     import json, os, shutil, signal, tempfile, time
     from pathlib import Path
-    from autograder import forking, sandbox
-    from autograder.proxy import Student
-    from autograder.sandbox import Isolation, Limits
+    from autograder import forking
+    from autograder.sandbox.process import Sandbox
+    from autograder.sandbox import zygote as worker_zygote
+    from autograder.grading.proxy import Student
+    from autograder.sandbox.config import Limits
+    from autograder.sandbox.isolation import Isolation
 
     def spare():
         # The zygote's spare, once forked and adopted (the next one is forked after each answer).
@@ -150,7 +162,7 @@ SPARES = textwrap.dedent("""
         "        except OSError:\\n"
         "            pass\\n"
         "    return sorted(found)\\n")
-    assert sandbox.warm_up() is not None
+    assert worker_zygote.start() is not None
     answers = {}
     for turn in ("first", "second"):
         ahead = spare()
@@ -164,7 +176,7 @@ SPARES = textwrap.dedent("""
     student, answers["after a killed spare"], _ = worker()
     student.close()
     spare()
-    sandbox.close_zygote()  # collects the zygote and its spare, zombies included
+    worker_zygote.close()  # collects the zygote and its spare, zombies included
     answers["children left"] = sorted(forking.child_pids())
     shutil.rmtree(folder.parent)
     print(json.dumps(answers))
@@ -188,9 +200,9 @@ def test_a_spare_forked_ahead_is_handed_each_request_and_a_lost_one_costs_a_fork
     "import torch; torch.cuda.is_initialized = lambda: True",
 ])
 def test_a_zygote_refuses_to_fork_a_thread_pool_or_a_cuda_context(setup):
-    code = (f"{setup}\nfrom autograder import forking, sandbox\n"
+    code = (f"{setup}\nfrom autograder import forking\nfrom autograder.sandbox import zygote as worker_zygote\n"
             "try:\n    forking.fork_ready()\nexcept forking.ForkRefused as exc:\n    print('refused:', exc)\n"
-            "print('zygote:', sandbox.warm_up())")
+            "print('zygote:', worker_zygote.start())")
     output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "refused:" in output and "zygote: None" in output  # the worker then starts cold
 
@@ -243,11 +255,11 @@ def test_warm_and_cold_batches_grade_alike(tmp_path, monkeypatch):
     a batch of two holds its memory in huge pages, where the kernel can move it, and a lone job's does not."""
     source = reference_with(tmp_path, "partly", "def masked_softmax(scores, mask=None):\n    return scores\n")
     scores = {}
-    batch.close_zygotes()  # this process's earlier tests' zygotes: the batch starts its own
+    close_zygotes()  # this process's earlier tests' zygotes: the batch starts its own
     for cold in ("0", "1"):
         monkeypatch.setenv("AUTOGRADER_COLD", cold)
-        jobs = [batch.Job(f"partly-{number}", source, MASKING.name) for number in range(2)]
-        collected = batch.grade_all(jobs, tmp_path / f"out-{cold}", progress=False, public_only=True)
+        jobs = [Job(f"partly-{number}", source, MASKING.name) for number in range(2)]
+        collected = grade_all(jobs, tmp_path / f"out-{cold}", progress=False, public_only=True)
         scores[cold] = [{t.number: t.score for t in results.tests} for results in collected]
         if cold == "0":
             deadline = time.monotonic() + 60
@@ -255,11 +267,11 @@ def test_warm_and_cold_batches_grade_alike(tmp_path, monkeypatch):
                 time.sleep(0.05)
             assert _prepared(forking.spares()), "the next runner has forked its workers' zygote, and it a worker"
             if _kernel_collapses():
-                [zygote] = batch.ZYGOTES.values()
+                [zygote] = ZYGOTES.values()
                 assert forking.rollup_bytes(zygote.pid, "AnonHugePages") >= 64 << 20
-                batch.close_zygotes()
-                assert batch.grade_job(jobs[0], tmp_path / "lone") is not None
-                [zygote] = batch.ZYGOTES.values()
+                close_zygotes()
+                assert grade_job(jobs[0], tmp_path / "lone") is not None
+                [zygote] = ZYGOTES.values()
                 if "[always]" not in Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text():
                     lone = forking.rollup_bytes(zygote.pid, "AnonHugePages")
                     assert lone == 0, "a lone job's runner does not wait for the move"
@@ -281,21 +293,24 @@ def _prepared(spares: set[int]) -> bool:
 SLOW_REPORT = textwrap.dedent("""
     import json, shutil, tempfile, time
     from pathlib import Path
-    from autograder import forking, sandbox
-    from autograder.proxy import Student
-    from autograder.sandbox import Isolation, Limits
+    from autograder import forking
+    from autograder.sandbox.process import Sandbox
+    from autograder.sandbox import zygote as worker_zygote
+    from autograder.grading.proxy import Student
+    from autograder.sandbox.config import Limits
+    from autograder.sandbox.isolation import Isolation
     from autograder.worker import confine
 
     stand_by = confine._stand_by
     confine._stand_by = lambda *args: (time.sleep(0.5), stand_by(*args))
     # A started worker's way into its namespace (a forked one is born there): it forks, and its parent reports.
-    spawn, plan = forking.Zygote.spawn, sandbox.Sandbox.plan
+    spawn, plan = forking.Zygote.spawn, Sandbox.plan
     forking.Zygote.spawn = lambda zygote, *args, pid_namespace, **named: spawn(zygote, *args, **named)
-    sandbox.Sandbox.plan = lambda box: {**plan(box), "init": False}
+    Sandbox.plan = lambda box: {**plan(box), "init": False}
     folder = Path(tempfile.mkdtemp(prefix="autograder-warm-")) / "submission"
     folder.mkdir()
     (folder / "tiny.py").write_text("def twice(x):\\n    return 2 * x\\n")
-    assert sandbox.warm_up() is not None
+    assert worker_zygote.start() is not None
     student = Student(folder, [{"name": "tiny"}], Limits(), Isolation.detect())
     print(json.dumps({"answer": student.tiny.twice(21), "pid": student._sandbox.worker_pid}))
     student.close()
@@ -339,11 +354,11 @@ def test_a_batch_collects_what_its_runners_leave_as_it_goes(tmp_path, monkeypatc
     the batch goes, not left as zombies until it ends (two per submission before)."""
     monkeypatch.setenv("AUTOGRADER_COLD", "0")
     source = reference_with(tmp_path, "partly", "def masked_softmax(scores, mask=None):\n    return scores\n")
-    jobs = [batch.Job(f"partly{index}", source, MASKING.name) for index in range(5)]
+    jobs = [Job(f"partly{index}", source, MASKING.name) for index in range(5)]
     most, done = [0], threading.Event()
 
     def zombies() -> set[int]:  # in the runner zygotes' sessions (other tests leave zombies too)
-        zygotes = set(batch.ZYGOTES.values())
+        zygotes = set(ZYGOTES.values())
         return forking.spares(zygotes, ended=True) - forking.spares(zygotes)
 
     before = zombies()
@@ -355,7 +370,7 @@ def test_a_batch_collects_what_its_runners_leave_as_it_goes(tmp_path, monkeypatc
     watcher = threading.Thread(target=count)
     watcher.start()
     try:
-        batch.grade_all(jobs, tmp_path / "out", workers=1, progress=False, public_only=True)
+        grade_all(jobs, tmp_path / "out", workers=1, progress=False, public_only=True)
     finally:
         done.set()
         watcher.join()

@@ -24,7 +24,7 @@ def _imports(path) -> set[str]:
 
 # Runs in the student's own notebook kernel (a `grader.check` cell), answering the public tests' calls there as a
 # worker would; no grading process imports it.
-IN_THE_STUDENTS_KERNEL = {"autograder.notebook_checks"}
+IN_THE_STUDENTS_KERNEL = {"autograder.grading.notebook_checks"}
 
 
 def test_trusted_code_never_imports_the_student_side():
@@ -48,11 +48,13 @@ def test_what_both_sides_share_imports_nothing_else_of_the_grader():
 def test_the_terms_secret_travels_in_the_job_not_in_an_environment(tmp_path, monkeypatch):
     """A runner's environment and command line can be read more widely than its stdin: the secret goes by stdin, and
     a worker's environment holds no path and no secret at all."""
-    from autograder import batch
-    from autograder.sandbox import Isolation, Limits, Sandbox
+    from autograder.batch.runners import Runners
+    from autograder.sandbox.config import Limits
+    from autograder.sandbox.isolation import Isolation
+    from autograder.sandbox.process import Sandbox
 
     monkeypatch.setenv("AUTOGRADER_SECRET", "term-secret")
-    runners = batch.Runners(Isolation.detect())
+    runners = Runners(Isolation.detect())
     runners.scratch = tmp_path
     assert "AUTOGRADER_SECRET" not in runners.environment()
     worker = Sandbox(tmp_path, {}, Limits(), Isolation.detect())._environment()

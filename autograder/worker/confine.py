@@ -1,6 +1,6 @@
 """Confining the worker before any student code runs: the sandbox, applied in this process.
 
-The plan comes from the trusted side (``autograder.sandbox.Sandbox.plan``) in the worker's first message, and
+The plan comes from the trusted side (``autograder.sandbox.process.Sandbox.plan``) in the worker's first message, and
 ``apply`` carries it out while the process still runs only the grader's code. Modes:
 
 - ``namespaces`` (root, where the kernel allows them): new PID, mount, network, IPC and UTS namespaces. The worker
@@ -18,8 +18,8 @@ In every mode: resource limits, a parent-death signal, no new privileges (a setu
 and the OOM killer's highest score; as root also a uid of its own without supplementary groups, so the second layer
 (permissions) holds even where the first (namespaces) exists, and, where the grader found a writable cgroup
 hierarchy (``plan["cgroups"]``), control groups that count all the worker's processes together
-(``autograder.cgroups``). And, where the kernel has Landlock (``plan["landlock"]``, from the grader's probe), the
-allow-list again, enforced by the kernel on paths rather than by what is mounted: read and execute under the
+(``autograder.sandbox.cgroups``). And, where the kernel has Landlock (``plan["landlock"]``, from the grader's probe),
+the allow-list again, enforced by the kernel on paths rather than by what is mounted: read and execute under the
 system's, the interpreter's and the virtual environment's folders and /proc, read and write the devices above,
 and on a GPU machine write /proc too (CUDA names its threads in ``/proc/PID/task/TID/comm`` as it starts: refused,
 ``cuInit`` fails with error 304; as a sandbox uid, whose /proc files are root's since it changed uid, that is all
@@ -73,7 +73,7 @@ CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = (
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = (
     1, 2, 4, 8, 32, 4096, 16384, 1 << 18)
 MNT_DETACH = 2
-PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
+PR_SET_NO_NEW_PRIVS = 38
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
 
 # The allow-list besides the interpreter: read-only system paths, the top-level folders that usr-merged systems
@@ -100,7 +100,7 @@ def apply(plan: dict, requests: int, replies: int) -> dict:
     """Confine this process as ``plan`` says; returns ``{"cwd", "tmp"}``, the working folder and TMPDIR as the
     confined worker sees them. Exactly one ``{"pid": N}`` frame reaches ``replies`` first: the worker's pid as the
     grader sees it (for reading its memory from outside), or None where it is the process the grader started."""
-    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    _prctl(forking.PR_SET_PDEATHSIG, signal.SIGKILL)
     _join(plan.get("cgroups", []))
     mode = plan["mode"]
     if mode == "namespaces":
@@ -115,7 +115,7 @@ def apply(plan: dict, requests: int, replies: int) -> dict:
     if plan.get("uid") is not None:
         _drop_privileges(int(plan["uid"]))
     _prctl(PR_SET_NO_NEW_PRIVS, 1)
-    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # changing the uid cleared it
+    _prctl(forking.PR_SET_PDEATHSIG, signal.SIGKILL)  # changing the uid cleared it
     view["landlock"] = _enforce(ruleset, landlock)
     if plan.get("seccomp"):
         _filter_calls()
@@ -124,8 +124,8 @@ def apply(plan: dict, requests: int, replies: int) -> dict:
 
 
 def _join(groups: list[str]) -> None:
-    """Enter the worker's control groups (``autograder.cgroups``: ``groups`` are their ``cgroup.procs`` files), while
-    root and before the file system is replaced; and be the OOM killer's first choice, for good: the score is set
+    """Enter the worker's control groups (``autograder.sandbox.cgroups``: ``groups`` are their ``cgroup.procs`` files),
+    while root and before the file system is replaced; and be the OOM killer's first choice, for good: the score is set
     while root, so that neither this process nor any it starts may lower it again (without root, only they may)."""
     for procs in groups:
         try:
@@ -316,7 +316,7 @@ def memory_limit() -> int:
     under ``RLIMIT_AS`` could not use the GPU: ``cudaGetDeviceCount`` failed with error 304, and a started worker's
     ``import torch`` of the CUDA build ran out of address space); ``RLIMIT_DATA`` does not count such reservations
     nor code, but does count every private writable mapping. It misses anonymous shared mappings, which the worker's
-    control group counts where there is one (``autograder.cgroups``; README, Security)."""
+    control group counts where there is one (``autograder.sandbox.cgroups``; docs/security.md)."""
     return resource.RLIMIT_DATA if gpu_devices() else resource.RLIMIT_AS
 
 

@@ -14,7 +14,7 @@ import math
 
 import torch
 
-from autograder.proxy import RemoteObject, StudentError
+from autograder.grading import RemoteObject, StudentError
 
 F64 = torch.float64
 ALPHA = 1e-8  # the small isotropic key noise of both cases (the notebook's ALPHA)

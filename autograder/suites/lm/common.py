@@ -19,9 +19,7 @@ from pathlib import Path
 
 import torch
 
-from autograder.grading import assert_close, assert_tensor
-from autograder.oracle import Expected
-from autograder.proxy import RemoteAttr
+from autograder.grading import Expected, RemoteAttr, assert_close, assert_tensor
 from autograder.suites.lm.world import generate_world
 from autograder.suites.masking.common import generator
 

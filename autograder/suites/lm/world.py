@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import assignment as assignments
+from autograder import course
 from autograder.suites.lm.birthplaces import QUESTION, write_lines, write_pairs
 
 log = logging.getLogger(__name__)
@@ -227,7 +227,7 @@ def public_world_seed(secret: str) -> str:
 
 
 # Named world sizes (``generate_world`` arguments) and the one students get: [worlds] in the lm assignment.toml.
-WORLDS = assignments.load("lm").settings["worlds"]
+WORLDS = course.load("lm").settings["worlds"]
 SIZES: dict[str, dict[str, int]] = WORLDS["sizes"]
 PUBLIC_SIZE: str = WORLDS["public"]
 
@@ -235,7 +235,7 @@ PUBLIC_SIZE: str = WORLDS["public"]
 def public_paths() -> tuple[Path, Path]:
     """Where the public world lives: the lm reference's data folder (the build copies it into the
     skeleton) and the lm suite's hidden folder for its test labels (never shipped)."""
-    lm = assignments.load("lm")
+    lm = course.load("lm")
     return lm.solution_dir / "data", lm.hidden_dir
 
 
@@ -271,7 +271,7 @@ def command(options: argparse.Namespace) -> int:
     """``autograder world``: write a generated world (see ``subcommand``)."""
     if options.public:
         data, hidden = public_paths()
-        world = public_world(assignments.load("lm").committed_secret)
+        world = public_world(course.load("lm").committed_secret)
         write_world(world, data, hidden)
         # The reference hands in the test answers as its predictions file (the lm suite's test_predictions says why).
         write_lines(data.parent / "reference.test.predictions", [answer for _, answer in world.pairs(world.test)])

@@ -9,8 +9,7 @@ import math
 
 import torch
 
-from autograder.grading import assert_close, assert_tensor
-from autograder.oracle import Expected
+from autograder.grading import Expected, assert_close, assert_tensor
 
 
 def generator(seed: int) -> torch.Generator:

@@ -1,4 +1,4 @@
-"""Fixtures for the masking suite (the harness's own fixtures come from autograder.plugin)."""
+"""Fixtures for the masking suite (the harness's own fixtures come from autograder.grading.plugin)."""
 
 import pytest
 

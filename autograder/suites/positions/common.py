@@ -10,8 +10,7 @@ import math
 
 import torch
 
-from autograder.grading import assert_close, assert_tensor, describe_type
-from autograder.proxy import StudentError
+from autograder.grading import StudentError, assert_close, assert_tensor, describe_type
 from autograder.suites.masking.common import (
     assert_causal,
     assert_gradients_match,

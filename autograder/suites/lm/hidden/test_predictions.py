@@ -13,7 +13,7 @@ never through a link and never unpickled; the worker has used the same folder, s
 
 from pathlib import Path
 
-from autograder import assignment
+from autograder import course
 from autograder.grading import graded
 from autograder.suites.lm import common
 from autograder.suites.lm.birthplaces import exact_match, majority_answer, read_pairs
@@ -32,7 +32,7 @@ def test_predictions_files(student, parts):
                    "(after pretraining and finetuning) and hand it in with your code: "
                    "`autograder zip lm FOLDER vanilla.test.predictions`.")
     labels = [answer for _, answer in read_pairs(HIDDEN / "birth_test_labels.tsv")]
-    train = assignment.load("lm").solution_dir / "data" / "birth_places_train.tsv"
+    train = course.load("lm").solution_dir / "data" / "birth_places_train.tsv"
     baseline = majority_answer([answer for _, answer in read_pairs(train)])
     needed = common.baseline_threshold(labels, baseline)
     for path in files:

@@ -12,8 +12,7 @@ timed here (gates.calibration_seconds), and the calls' deadline covers their sum
 
 import time
 
-from autograder.grading import graded
-from autograder.proxy import StudentCodeFailure
+from autograder.grading import StudentCodeFailure, graded
 from autograder.suites.lm import gates
 from autograder.suites.lm.birthplaces import cloze_match, exact_match
 from autograder.suites.lm.world import SIZES, generate_world

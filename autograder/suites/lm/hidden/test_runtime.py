@@ -1,5 +1,6 @@
 """Hidden: the training step's and generation's runtime and peak memory, as ratios to the reference in the
-same run (autograder.timing: alternating rounds, fastest rounds compared; on a GPU grader the worker synchronises CUDA).
+same run (autograder.grading.timing: alternating rounds, fastest rounds compared; on a GPU grader the worker
+synchronises CUDA).
 
 Both sides get the same model shape, weights and batches: training steps from the same initial weights on
 fresh batches of the same shape each round, and greedy generation for a batch of prompts. The limits are generous,
@@ -7,8 +8,7 @@ as in masking's runtime test: they catch Python loops over batch items or positi
 than the computation needs, not a batched implementation written differently from the reference.
 """
 
-from autograder import timing
-from autograder.grading import graded
+from autograder.grading import graded, timing
 from autograder.suites.lm import common
 from autograder.suites.lm.common import Shape
 

@@ -5,8 +5,7 @@ margin); what they catch is the order-of-magnitude mistakes: Python loops over b
 positions, and intermediates far larger than the computation needs.
 """
 
-from autograder import timing
-from autograder.grading import graded
+from autograder.grading import graded, timing
 from autograder.suites.masking import common
 
 COVERS = ["CausalSelfAttention", "scaled_dot_product_attention", "masked_softmax", "split_heads", "merge_heads",

@@ -1,0 +1,193 @@
+"""``autograder validate``: evidence that a suite grades correctly.
+
+For each assignment it grades, with every test: the reference (must earn every point) and the untouched skeleton (must
+earn none); and every mutant in ``tests/mutants/<name>/`` (each must lose points, and be named in its feedback unless
+marked ``# unnamed:``) without the costly tests tagged in ``MUTANT_SKIP_TAGS``: retraining a model takes minutes, so
+every mutant must be caught by a cheap test, and CI retrains only the reference; nor the runtime tests, but for
+mutants marked ``# slow`` (``autograder.grading.mutants``). Then, with the public tests only and the recorded
+expectations that students use: the reference (full public marks) and the skeleton (none). Then the hidden tests again,
+under ``FRESH_SECRETS`` instead of the committed one (a term's secret draws the hidden inputs): the reference must keep
+every point, no mutant may escape, and no hidden test's verdict on a subject may change with the secret, since a draw
+that does not exercise what its test checks (one key, where any scaling gives the same weights) passes a mistake under
+one secret only. Those runs skip the runtime tests too (their inputs are fixed shapes, and they are the costly ones)
+and name no mistake (``runner.make_oracle``'s ``verdicts``). It prints the matrix of which tests each subject fails;
+any broken expectation fails validation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from pathlib import Path
+
+from rich.console import Console
+
+from autograder import course
+from autograder.batch.discovery import Job
+from autograder.batch.engine import grade_all
+from autograder.grading import mutants
+from autograder.results import Results, points
+
+MUTANT_SKIP_TAGS = ("retraining",)
+FRESH_SECRETS = ("validate-fresh-1", "validate-fresh-2")
+FRESH_SKIP_TAGS = ("retraining", "runtime")
+
+
+def validate(names: list[str], out: Path, workers: int, engine: str = "local", address: str | None = None) -> bool:
+    """Validate each assignment in ``names`` (results under ``out``), grading with ``engine`` (``grade_all``).
+
+    Each reference is graded alone first: its timed tests (runtime ratios, retraining within a budget measured on an
+    idle machine) must not share the cores with another grading (oversubscribed threads run many times slower).
+    Everything else, of every assignment, is then one batch, the assignments whose reference took longest first: a
+    batch per assignment and kind waited for its slowest grading while the other cores had nothing to do.
+    """
+    cluster = {"engine": engine, "address": address}
+    subjects = {}
+    for name in names:
+        assignment = course.load(name)
+        catalogue = mutants.catalog(assignment)
+        subjects[name] = assignment, catalogue, _jobs(assignment, catalogue, out / name / "subjects")
+    references = {name: grade_all([_named(jobs[0], name, "graded")], out, workers=1, oracle="live",
+                                        progress=False, **cluster)[0] for name, (_, _, jobs) in subjects.items()}
+    runs = {name: _runs(name, assignment, jobs) for name, (assignment, _, jobs) in subjects.items()}
+    order = sorted(names, key=lambda name: -references[name].execution_time)
+    everything = [(name, kind, job) for name in order for kind, jobs in runs[name].items() for job in jobs]
+    graded = grade_all([job for _, _, job in everything], out, workers=workers, oracle="live", progress=False,
+                             **cluster)
+    collected = {name: {kind: [] for kind in runs[name]} for name in names}
+    for (name, kind, _), results in zip(everything, graded, strict=True):
+        collected[name][kind].append(_short(results))
+    console = Console()
+    ok = True
+    for name in names:
+        _, catalogue, _ = subjects[name]
+        results = collected[name]
+        full = [_short(references[name]), *results.pop("graded")]
+        problems = _judge(full, results.pop("replayed")) + _unnamed(full[2:], catalogue)
+        for number, secret in enumerate(FRESH_SECRETS):
+            if f"fresh-{number + 1}" in results:
+                problems += _judge_secret(secret, full, results[f"fresh-{number + 1}"])
+        print(_matrix(name, full))
+        for problem in problems:
+            console.print(f"[red]FAIL[/red] {name}: {problem}")
+        if not problems:
+            reference = f"{points(full[0].score)}/{points(full[0].max_score)}"
+            console.print(f"[green]OK[/green] {name}: reference {reference}, skeleton {points(full[1].score)}, "
+                          f"{len(full) - 2} mutants all caught; replayed public tests agree")
+        ok = ok and not problems
+    return ok
+
+
+def _jobs(assignment: course.Assignment, catalogue: list[mutants.Mutant], folder: Path) -> list[Job]:
+    """The reference, the skeleton, then every mutant (materialized in ``folder``) without the tests it skips."""
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    name = assignment.name
+    return [Job("reference", assignment.solution_dir, name), Job("skeleton", assignment.skeleton_dir, name),
+            *(Job(f"mutant-{mutant.name}", mutant.materialize(folder / mutant.name), name,
+                        skip_tags=MUTANT_SKIP_TAGS + (() if mutant.slow else ("runtime",))) for mutant in catalogue)]
+
+
+def _runs(name: str, assignment: course.Assignment, jobs: list[Job]) -> dict[str, list[Job]]:
+    """What is graded after the reference, by kind (its results' folder): the skeleton and the mutants with every
+    test; the reference and the skeleton with the public tests and the recorded expectations students use; every
+    subject's hidden tests under each fresh secret."""
+    runs = {"graded": [_named(job, name, "graded") for job in jobs[1:]],
+            "replayed": [_named(job, name, "replayed", public_only=True, oracle="replay") for job in jobs[:2]]}
+    if assignment.hidden_dir.is_dir():
+        for number, secret in enumerate(FRESH_SECRETS):
+            runs[f"fresh-{number + 1}"] = [_named(job, name, f"fresh-{number + 1}", secret=secret, hidden_only=True,
+                                                  skip_tags=FRESH_SKIP_TAGS, oracle="verdicts") for job in jobs]
+    return runs
+
+
+def _named(job: Job, name: str, kind: str, **changes) -> Job:
+    """``job`` graded into ``<name>/<kind>/<its name>`` of validate's folder, with ``changes``."""
+    return dataclasses.replace(job, name=f"{name}/{kind}/{job.name}", **changes)
+
+
+def _short(results: Results) -> Results:
+    """``results`` under the subject's own name (reference, skeleton, mutant-...), as the matrix and problems say."""
+    results.submission = results.submission.rpartition("/")[2]
+    return results
+
+
+def _judge(full: list[Results], public: list[Results]) -> list[str]:
+    reference, skeleton, *caught = full
+    problems = []
+    failing = [t.name for t in reference.tests if t.score < t.max_score or t.status != "passed"]
+    if failing or reference.output:
+        problems.append(f"the reference loses points on: {', '.join(failing) or reference.output}")
+    if skeleton.score > 0:
+        scoring = [t.name for t in skeleton.tests if t.score > 0]
+        problems.append(f"the untouched skeleton earns points on: {', '.join(scoring)}")
+    if not caught:
+        problems.append("there are no mutants: add known-wrong implementations to tests/mutants/<name>/")
+    for results in caught:
+        if results.score >= results.max_score:
+            problems.append(f"{results.submission} loses no points: add a test that catches it")
+    replay_reference, replay_skeleton = public
+    if replay_reference.score < replay_reference.max_score or replay_reference.max_score == 0:
+        failing = [t.name for t in replay_reference.tests if t.score < t.max_score]
+        problems.append(f"with recorded expectations the reference loses public points on {failing}: "
+                        "run `autograder build`")
+    if replay_skeleton.score > 0:
+        problems.append("with recorded expectations the skeleton earns public points")
+    return problems
+
+
+def _judge_secret(secret: str, full: list[Results], fresh: list[Results]) -> list[str]:
+    """What changed when the hidden tests drew their inputs under ``secret`` (``fresh``) instead of the committed
+    one (``full``)."""
+    problems = []
+    for committed, results in zip(full, fresh, strict=True):
+        passed = {t.name: t.score >= t.max_score for t in committed.tests}
+        if committed.submission == "reference":
+            failing = [t.name for t in results.tests if t.score < t.max_score]
+            if failing:
+                problems.append(f"under the secret {secret!r} the reference loses points on: {', '.join(failing)}")
+            continue
+        changed = [t.name for t in results.tests if t.name in passed and passed[t.name] != (t.score >= t.max_score)]
+        if changed:
+            problems.append(f"{committed.submission}: under the secret {secret!r} the verdict of "
+                            f"{', '.join(changed)} changes: make its draw exercise what it checks whatever the secret")
+        rerun = {t.name for t in results.tests}
+        if committed.submission.startswith("mutant-") and all(t.score >= t.max_score for t in results.tests) and all(
+                passed[name] for name in passed.keys() - rerun):
+            problems.append(f"{committed.submission} loses no points under the secret {secret!r}")
+        if committed.submission == "skeleton" and results.score > 0:
+            problems.append(f"under the secret {secret!r} the untouched skeleton earns hidden points")
+    return problems
+
+
+def _unnamed(graded: list[Results], catalogue: list[mutants.Mutant]) -> list[str]:
+    """Every mutant not marked ``# unnamed:`` must be named in its own feedback ("This looks like a known mistake:"
+    with its own description, in some test it fails), so that a student who makes that mistake is told which."""
+    problems = []
+    for results, mutant in zip(graded, catalogue, strict=True):
+        named = {t.extra_data.get("mistake") for t in results.tests}
+        if mutant.unnamed is None and mutant.description not in named:
+            problems.append(f"{results.submission} loses points but its feedback never names it: make a test compare "
+                            "an output that tells it apart (or mark it '# unnamed: WHY')")
+    return problems
+
+
+def _matrix(name: str, full: list[Results]) -> str:
+    """Plain text: one row per subject, one column per test (x fails, ~ partial, . passes, - not run)."""
+    tests = [t for t in full[0].tests if t.max_score > 0]
+    width = max(len(r.submission) for r in full) + 2
+    lines = [f"{name}: which tests each subject fails (x = fails, ~ = partial credit, . = passes, - = skipped)",
+             " " * (width + 10) + " ".join(f"{t.number:>4}" for t in tests)]
+    for results in full:
+        by_number = {t.number: t for t in results.tests}
+        skipped = {t["number"] for t in results.extra_data.get("skipped", [])}
+        cells = []
+        for test in tests:
+            got = by_number.get(test.number)
+            cells.append("-" if test.number in skipped else "." if got and got.score >= got.max_score
+                         else "~" if got and got.score > 0 else "x")
+        score = f"{points(results.score)}/{points(results.max_score)}"
+        lines.append(f"{results.submission:<{width}}{score:>9} " + " ".join(f"{c:>4}" for c in cells))
+    lines += ["", *(f"  {t.number:>4}  {t.name}" for t in tests)]
+    return "\n".join(lines)

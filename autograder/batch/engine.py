@@ -1,0 +1,63 @@
+"""Grading a batch, whichever engine grades it: ``grade_all`` picks an ``Engine`` by name (``ENGINES``); each grades
+every job into ``out/<name>/`` the same way (a runner per submission, ``autograder.batch.jobs``) and writes the
+same batch files (``autograder.batch.gradebook.write_batch``). ``local`` is a pool of runner processes on this
+machine (``autograder.batch.local``); ``ray`` schedules the same per-submission task on a Ray cluster
+(``autograder.batch.ray``). An engine is a module, imported when chosen: Ray's is loaded only for ``--engine ray``."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Protocol
+
+from tqdm import tqdm
+
+from autograder.batch.discovery import Job
+from autograder.results import Results, points
+
+ENGINES = {"local": "autograder.batch.local", "ray": "autograder.batch.ray"}
+
+
+class Engine(Protocol):
+    """What an engine module provides: grade every job into ``out/<name>/``, return the results in job order, write
+    the batch's files, and raise ``Interrupted`` on a stop signal once what finished is written. ``workers``: how many
+    at a time (the local pool's; a cluster decides its own); ``address``: the cluster's (Ray only)."""
+
+    def grade_all(self, jobs: list[Job], out: Path, *, workers: int = 1, public_only: bool = False,
+                  oracle: str = "auto", progress: bool = True, skip_tags: tuple[str, ...] | list[str] = (),
+                  address: str | None = None) -> list[Results]: ...
+
+
+class Interrupted(KeyboardInterrupt):
+    """The batch was stopped by a signal; ``collected`` are the results of the submissions that finished."""
+
+    def __init__(self, collected: list[Results]):
+        super().__init__("stopped")
+        self.collected = collected
+
+
+class EngineError(Exception):
+    """The engine cannot grade (``ray.ClusterError``: Ray missing, the cluster unreachable); the message says what
+    to do, and the command reports it in one line."""
+
+
+
+def grade_all(jobs: list[Job], out: Path, *, engine: str = "local", **options) -> list[Results]:
+    """Grade every job into ``out/<name>/`` with the engine named ``engine`` (``Engine.grade_all`` lists the
+    ``options``); return the results in job order. ``skip_tags`` apply to every job, in addition to each job's own."""
+    if engine not in ENGINES:
+        raise EngineError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
+    chosen: Engine = importlib.import_module(ENGINES[engine])  # type: ignore[assignment]
+    return chosen.grade_all(jobs, out, **options)
+
+
+def progress_bar(total: int, enabled: bool = True) -> tqdm:
+    """The batch's progress bar, whichever engine grades (``advance`` it with each submission's results)."""
+    return tqdm(total=total, desc="grading", unit="submission", disable=not enabled)
+
+
+def advance(bar: tqdm, results: Results) -> None:
+    bar.set_postfix_str(f"{results.submission}: {points(results.score)}/{points(results.max_score)}")
+    bar.update()
+
+

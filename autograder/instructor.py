@@ -1,0 +1,117 @@
+"""The commands for course staff: ``autograder grade``, ``report``, ``validate``, ``build``, ``dist`` and ``new``.
+
+The command line (``autograder.cli``) imports this module by name, only when one of them runs: the student copy of the
+harness holds neither it nor the layers it uses (batch, report, authoring), and a student's ``check`` or ``zip`` never
+loads them (the import contracts in pyproject.toml)."""
+
+from __future__ import annotations
+
+import logging
+
+from autograder import course, scratch
+from autograder.authoring import build as builder
+from autograder.authoring import dist as packaging
+from autograder.authoring import leaks, scaffold
+from autograder.authoring import validate as checks
+from autograder.batch import engine, gradebook
+from autograder.batch.discovery import UnreadablePath, discover
+from autograder.batch.engine import EngineError
+from autograder.report import page
+from autograder.sandbox.isolation import Isolation
+
+log = logging.getLogger("autograder")
+
+
+def grade(options) -> int:
+    if options.assignment:
+        course.load(options.assignment)  # an unknown name fails here, with the list of known ones
+    isolation = Isolation.detect()
+    if isolation.mode != "namespaces":
+        log.warning("note: %s", isolation.note())
+    try:
+        jobs = discover(options.paths, options.assignment)
+    except UnreadablePath as exc:
+        log.error("error: %s; nothing was graded", exc)
+        return 2
+    if not jobs:
+        log.error("error: no submissions found under %s", ", ".join(map(str, options.paths)))
+        return 2
+    try:
+        collected = engine.grade_all(jobs, options.out, workers=options.jobs, public_only=options.public_only,
+                                     progress=not options.quiet, skip_tags=options.skip_tag, engine=options.engine,
+                                     address=options.address)
+    except EngineError as exc:
+        log.error("error: %s", exc)
+        return 2
+    page.write(options.out, collected, {job.name: job.source for job in jobs})
+    if not options.quiet:
+        gradebook.print_summary(collected)
+        log.info("results: %s (report.html, gradebook.csv, summary.md, one folder per submission)", options.out)
+    missed = gradebook.ungraded(collected)
+    for results in missed:
+        log.error("not graded: %s: %s", results.submission, results.extra_data["status"].split(": ", 1)[1])
+    if missed:
+        log.error("error: %d of %d submissions were not graded (listed above; each one's feedback.md in %s says "
+                  "why)", len(missed), len(collected), options.out)
+        return 1
+    return 0
+
+
+def report(options) -> int:
+    try:
+        collected = page.read(options.results)
+        sources = page.sources_for(collected, options.submissions) if options.submissions else None
+        path = page.write(options.results, collected, sources)
+    except page.ReportError as exc:
+        log.error("error: %s", exc)
+        return 2
+    log.info("wrote %s (%d submissions) and gradebook-<assignment>.csv", path, len(collected))
+    return 0
+
+
+def validate(options) -> int:
+    names = options.names or course.names()
+    where = {"engine": options.engine, "address": options.address}
+    try:
+        if options.out is not None:
+            return 0 if checks.validate(names, options.out, options.jobs, **where) else 1
+        with scratch.folder("validate") as temp:
+            return 0 if checks.validate(names, temp, options.jobs, **where) else 1
+    except EngineError as exc:
+        log.error("error: %s", exc)
+        return 2
+
+
+def build(options) -> int:
+    names = options.names or course.names()
+    problems = builder.build(names, check=options.check)
+    for problem in problems:
+        log.error("%s", problem)
+    if not problems:
+        log.info("%s: %s", "up to date" if options.check else "built", ", ".join(names))
+    return 1 if problems else 0
+
+def dist(options) -> int:
+    for name in options.names:
+        course.load(name)  # an unknown name fails here, with the list of known ones
+    try:
+        if options.kind == "student":
+            written = packaging.build_student(options.names or None, options.out)
+        else:
+            written = packaging.build_gradescope(options.names or course.names(), options.out, options.secret)
+    except (packaging.DistError, leaks.LeakError) as exc:
+        log.error("error: %s", exc)
+        return 2
+    for path in written:
+        log.info("wrote %s (%.0f kB)", path, path.stat().st_size / 1024)
+    return 0
+
+def new(options) -> int:
+    written = scaffold.create(options.name)
+    problems = builder.build([options.name])
+    for problem in problems:
+        log.error("%s", problem)
+    log.info("wrote %s; built its skeleton and recorded expectations. Next: `autograder validate %s`, then make it "
+             "yours (docs/authoring.md)", ", ".join(str(p.relative_to(course.REPO_ROOT)) for p in written),
+             options.name)
+    return 1 if problems else 0

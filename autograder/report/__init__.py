@@ -1,0 +1,5 @@
+"""For course staff, after a batch: the class report and per-assignment gradebooks (``page``), the similarity check
+beyond the starter code (``similarity``) and the report's plots (``plots``); ``autograder report`` (``command``).
+
+It may import ``gradescope``, ``batch``, ``grading`` and the shared modules; no student command imports it.
+"""

@@ -1,0 +1,208 @@
+"""The permissions layer (root only): a uid of its own per worker, and nothing of the grader's readable by it.
+
+Each worker runs as a uid leased from a pool (``UidLease``, held through a lock file while the worker lives). A
+uid is swept when it is leased and when it is given back: every process it owns is killed, its files in the
+machine's world-writable folders and its System V IPC objects are removed. Uids are handed out round-robin, and
+the sweep makes sure that nothing passes from one submission to the next even when one comes back. The pool is
+61000-61511 unless ``AUTOGRADER_UIDS`` names another range (``first-last``): graders on one machine with disjoint
+ranges never lease, sweep or count each other's uids (make test runs its isolation tests beside the others that way).
+
+What the grader holds is kept from every sandbox uid by mode bits, whether or not namespaces also hide it, so that
+each layer is enough alone: the checkout's folders other than the virtual environment (``protect_checkout``: the
+solutions, the hidden suites, the mutants, ``.git`` and anything added later), results folders and submission
+sources (``protect``) are readable by root only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import fcntl
+import logging
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+UIDS_ENV = "AUTOGRADER_UIDS"
+WORLD_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
+IPC_RMID = 0
+LOCK_DIR = Path("/tmp/autograder-uids")  # one per machine, for every pool, whatever a grading's TMPDIR
+
+log = logging.getLogger("autograder")
+
+
+def _pool(text: str | None) -> range:
+    """The uid range ``AUTOGRADER_UIDS`` names (``first-last``), by default 61000-61511."""
+    if not text:
+        return range(61000, 61512)
+    first, _, last = text.partition("-")
+    if not (first.isdigit() and last.isdigit() and 1000 <= int(first) <= int(last) < 2**31 - 1):
+        raise SystemExit(f"{UIDS_ENV}={text!r}: give a range of uids no account uses, as first-last (61000-61511)")
+    return range(int(first), int(last) + 1)
+
+
+UID_POOL = _pool(os.environ.get(UIDS_ENV))
+
+
+class UidLease:
+    """An exclusive uid from the pool, held through a lock file while the worker lives; swept before and after."""
+
+    def __init__(self):
+        LOCK_DIR.mkdir(mode=0o700, exist_ok=True)
+        start = _next_start()
+        for uid in [*UID_POOL[start:], *UID_POOL[:start]]:
+            handle = open(LOCK_DIR / f"{uid}.lock", "w")  # noqa: SIM115 - held for the lease's life
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.close()
+                continue
+            self.uid, self._handle = uid, handle
+            sweep(uid)  # whatever an earlier holder that died without giving it back left
+            return
+        raise RuntimeError(f"all {len(UID_POOL)} sandbox uids are in use; lower --jobs")
+
+    def kill_all(self) -> None:
+        """SIGKILL every process the uid owns (``kill -1`` as that uid reaches exactly those), until none is left."""
+        kill_processes(self.uid)
+
+    def release(self) -> None:
+        sweep(self.uid)
+        self._handle.close()
+
+
+def sweep_free() -> None:
+    """Sweep every uid of the pool that was used and is not leased now (its holder died without giving it back)."""
+    for lock in sorted(LOCK_DIR.glob("*.lock")):
+        if not lock.stem.isdigit() or int(lock.stem) not in UID_POOL:
+            continue
+        with contextlib.suppress(OSError), open(lock, "w") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue
+            sweep(int(lock.stem))
+
+
+def _next_start() -> int:
+    """Where the round-robin over the pool starts: one past the last uid handed out (kept in a file per pool)."""
+    counter = LOCK_DIR / f"next-{UID_POOL.start}-{UID_POOL.stop - 1}"
+    with open(counter, "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        handle.seek(0)
+        text = handle.read().strip()
+        start = int(text) % len(UID_POOL) if text.isdigit() else 0
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str((start + 1) % len(UID_POOL)))
+    return start
+
+
+def sweep(uid: int) -> None:
+    """Kill the uid's processes and remove what it left where any user may write (files, System V IPC)."""
+    kill_processes(uid)
+    for folder in WORLD_WRITABLE:
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(folder):
+                with contextlib.suppress(OSError):
+                    if entry.stat(follow_symlinks=False).st_uid != uid:
+                        continue
+                    if entry.is_dir(follow_symlinks=False):
+                        shutil.rmtree(entry.path, ignore_errors=True)
+                    else:
+                        os.unlink(entry.path)
+    _remove_ipc(uid)
+
+
+def kill_processes(uid: int) -> None:
+    for _ in range(10):
+        if not processes_of(uid):
+            return
+        subprocess.run(["kill", "-9", "-1"], user=uid, group=uid, extra_groups=[], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, check=False)
+        time.sleep(0.01)
+
+
+def processes_of(uid: int) -> list[int]:
+    """The pids of the live processes ``uid`` owns, from /proc (a zombie is already dead: only its exit waits to be
+    collected, by its parent)."""
+    pids = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError):
+                if entry.stat().st_uid == uid and _state(entry.path) != "Z":
+                    pids.append(int(entry.name))
+    return pids
+
+
+def _state(process: str) -> str:
+    """A /proc/PID folder's process state (R, S, Z, ...), after the command name in parentheses."""
+    return Path(process, "stat").read_text().rpartition(")")[2].split()[0]
+
+
+def _remove_ipc(uid: int) -> None:
+    """Remove the uid's shared memory segments, message queues and semaphore sets."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    removers = {"shm": lambda i: libc.shmctl(i, IPC_RMID, None), "msg": lambda i: libc.msgctl(i, IPC_RMID, None),
+                "sem": lambda i: libc.semctl(i, 0, IPC_RMID)}
+    for kind, remove in removers.items():
+        with contextlib.suppress(OSError):
+            lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
+            header = lines[0].split()
+            for line in lines[1:]:
+                fields = dict(zip(header, line.split(), strict=False))
+                if int(fields.get("uid", -1)) == uid:
+                    ident = {"shm": "shmid", "msg": "msqid", "sem": "semid"}[kind]
+                    remove(int(fields[ident]))
+
+
+def protect_checkout(checkout: Path) -> list[str]:
+    """Make the checkout's folders readable by root only, except the one holding the virtual environment (the
+    worker's interpreter needs it): returns the folders changed. The checkout itself keeps only its search bit."""
+
+    venv = Path(sys.prefix).resolve()
+    changed = []
+    for entry in sorted(checkout.iterdir()):
+        if entry.is_dir() and not entry.is_symlink() and not venv.is_relative_to(entry.resolve()):
+            if protect(entry):
+                changed.append(entry.name)
+    inside = venv.is_relative_to(checkout)
+    mode = checkout.stat().st_mode & 0o7777
+    wanted = (mode & ~0o066) | 0o011 if inside else mode & ~0o077
+    if mode != wanted:
+        os.chmod(checkout, wanted)
+    if changed:
+        log.info("grading as root: made %s in %s readable by root only (sandbox users must not read them)",
+                 ", ".join(changed), checkout)
+    return changed
+
+
+def protect(path: Path) -> bool:
+    """Remove group and other permissions from ``path`` (not following a link); whether anything changed."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return False
+    if os.path.islink(path) or not mode & 0o077:
+        return False
+    os.chmod(path, mode & 0o7700)
+    return True
+
+
+def hand_over(root: Path, uid: int) -> None:
+    """Give the staged copy ``root`` to ``uid`` (owner of every file, the folder mode 0700); its parent, a folder of
+    the grader's own, lets the uid through without listing it. A parent every user may write (/tmp) is refused, not
+    changed: that chmod once made the machine's /tmp 0711 for every user, tests that rely on it included."""
+    if os.lstat(root.parent).st_mode & (stat.S_ISVTX | stat.S_IWOTH):
+        raise ValueError(f"{root} lies in {root.parent}, a folder every user may write: stage a submission in a folder "
+                         "of the grader's own (tempfile.mkdtemp()/submission)")
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in [dirpath, *(os.path.join(dirpath, n) for n in dirnames + filenames)]:
+            os.lchown(name, uid, uid)
+    os.chmod(root, 0o700)
+    os.chmod(root.parent, 0o711)
+

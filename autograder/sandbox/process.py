@@ -1,0 +1,311 @@
+"""Starting, talking to and stopping the worker process that runs student code (``Sandbox``).
+
+The grader prepares what a worker may use: its own private folder (TMPDIR, and the mount point of its root), and as
+root a uid of its own (``autograder.sandbox.permissions``) to which the submission's staged copy is handed with mode
+0700. Nothing about the submission reaches the worker's command line or environment: its spec, the confinement plan
+included, is its first message on the requests pipe.
+
+Stopping a worker kills the process the grader started, the worker it forked (PID 1 of its namespace: everything it
+started dies with it), every process of its uid (all of its control group's, ``autograder.sandbox.cgroups``), and, for
+the grading process is a child subreaper, any descendant a student's double fork re-parented to it; the worker itself
+dies with the grading process (a parent-death signal)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from autograder import forking, protocol, scratch
+from autograder.sandbox import cgroups, diskwatch, permissions
+from autograder.sandbox import zygote as workers
+from autograder.sandbox.capture import OutputCapture
+from autograder.sandbox.config import Limits
+from autograder.sandbox.reaping import LIVE, _reap_adopted, _user_task_count, become_subreaper, reap_children
+
+if TYPE_CHECKING:
+    from autograder.sandbox.isolation import Isolation
+
+START_SECONDS = 120.0  # for the worker to confine itself and import torch (seconds on an idle machine)
+
+
+class WorkerDied(Exception):
+    """The worker exited or was killed while the parent waited for an answer."""
+
+    returncode: int | None
+    output: str = ""
+    cause: str = ""  # what the grader knows of why it died (its control group's memory, what it wrote to disk)
+
+    def describe(self) -> str:
+        code = self.returncode
+        if self.cause:
+            return self.cause
+        if code is None:
+            return "the worker stopped responding"
+        if code < 0:
+            name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
+            hints = {
+                "SIGKILL": "it was killed (memory limit, or a timeout)",
+                "SIGXCPU": "it used up its CPU-time limit",
+                "SIGXFSZ": "it wrote a file larger than the limit",
+                "SIGSEGV": "it crashed (segmentation fault)",
+            }
+            return f"the process running your code died from {name}: {hints.get(name, 'it crashed')}"
+        return (f"the process running your code exited with status {code} "
+                "(sys.exit or os._exit in your code? graded code must return, not exit)")
+
+
+class SandboxError(Exception):
+    """A worker could not be started or confined: the grader's problem, never the submission's."""
+
+
+
+class Sandbox:
+    """One worker process for the staged submission in ``root``."""
+
+    def __init__(self, root: Path, spec: dict, limits: Limits, isolation: Isolation, *, probe: bool = False):
+        self.root = Path(root)
+        self.spec = dict(spec, threads=limits.threads, probe=probe)
+        self.limits = limits
+        self.isolation = isolation
+        self.process: subprocess.Popen | forking.Forked | None = None
+        self.capture: OutputCapture | None = None
+        self.lease: permissions.UidLease | None = None
+        self.group: cgroups.Group | None = None
+        self.disk: diskwatch.Watch | None = None
+        self.stopped_for = ""  # why the disk watch stopped the worker
+        self.private: Path | None = None
+        self.worker_pid: int | None = None
+        self.elders: set[int] = set()
+        self.answer: dict = {}
+        self._requests = self._replies = self._exited = -1  # _exited: a pidfd of the worker, where the kernel has them
+
+    # ------------------------------------------------------------ life cycle
+
+    def start(self) -> None:
+        """Start and confine the worker; ``SandboxError`` when that fails (``answer`` holds the worker's handshake)."""
+        if self.isolation.problem:
+            raise SandboxError(self.isolation.problem)
+        become_subreaper()  # a worker in a PID namespace outlives its parent outside it, and is re-parented here
+        self.elders = forking.child_pids()  # this process's own (a caller's, the probe's): never the student's to reap
+        self.private = scratch.make("worker")
+        (self.private / "tmp").mkdir()
+        (self.private / "rootfs").mkdir()
+        if self.isolation.privileged:
+            self.lease = permissions.UidLease()
+            permissions.hand_over(self.root, self.lease.uid)
+            os.chown(self.private / "tmp", self.lease.uid, self.lease.uid)
+            os.chmod(self.private, 0o711)
+        if self.isolation.cgroups:
+            try:
+                self.group = cgroups.Group.make(self.isolation.cgroups, self.limits.memory_mb, self.limits.processes)
+            except OSError as exc:
+                raise SandboxError(f"could not make the worker's control group: {exc} (AUTOGRADER_CGROUPS=0 grades "
+                                   "without them)") from None
+        req_r, req_w = os.pipe()
+        rep_r, rep_w = os.pipe()
+        try:
+            self.process = self._fork(req_r, rep_w) if workers.ZYGOTE is not None and not self.spec["probe"] else None
+        except forking.ForkRefused:
+            self.process = None
+        if self.process is None:
+            argv = [sys.executable, "-I", "-B", "-m", "autograder.worker", "--requests", str(req_r), "--replies",
+                    str(rep_w)]
+            self.process = subprocess.Popen(
+                argv, cwd=self.private, env=self._environment(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT, pass_fds=(req_r, rep_w), start_new_session=True, close_fds=True,
+            )
+        LIVE.add(self.process.pid)
+        os.close(req_r)
+        os.close(rep_w)
+        self._requests, self._replies = req_w, rep_r
+        self.capture = OutputCapture(self.process.stdout, self.limits.output_bytes)
+        self._handshake()
+        with contextlib.suppress(OSError):  # a worker that dies is seen at once, whatever it left holding its pipe
+            self._exited = os.pidfd_open(self.pid)
+        self.disk = diskwatch.Watch([self.root, self.private / "tmp"], self.limits.tmp_mb, self._stop_writing,
+                                    self._processes)
+
+    def _processes(self) -> list[int]:
+        """The worker's processes: its control group's, else its uid's (orphans included), else its descendants."""
+        import psutil
+
+        if self.group is not None:
+            return self.group.pids()
+        if self.lease is not None:
+            return permissions.processes_of(self.lease.uid)
+        with contextlib.suppress(psutil.Error):
+            worker = psutil.Process(self.pid)
+            return [worker.pid, *(child.pid for child in worker.children(recursive=True))]
+        return []
+
+    def _stop_writing(self, reason: str) -> None:
+        """The disk watch's ``stop``, in its thread: kill the worker and what it started (``kill`` collects them)."""
+        self.stopped_for = reason
+        self._kill_processes()
+        if self.lease is not None:
+            self.lease.kill_all()
+
+    def _fork(self, requests: int, replies: int) -> forking.Forked:
+        """A worker forked by this process's zygote, on the same pipes a started one gets."""
+        out_r, out_w = os.pipe()
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        try:
+            forked = workers.ZYGOTE.spawn(self._environment(), [devnull, out_w, requests, replies], None,
+                                  pid_namespace=self.isolation.mode == "namespaces")  # see _forked_into_namespace
+        except BaseException:
+            os.close(out_r)
+            raise
+        finally:
+            os.close(devnull)
+            os.close(out_w)
+        forked.stdout = os.fdopen(out_r, "rb")
+        return forked
+
+    def plan(self) -> dict:
+        """The confinement the worker applies to itself (``autograder.worker.confine``)."""
+        limits = asdict(self.limits)
+        if self.lease is None:  # the worker shares the user's process count: allow what exists plus the limit
+            limits["processes"] = self.limits.processes + _user_task_count()
+        return {"mode": self.isolation.mode, "uid": self.lease.uid if self.lease else None,
+                "landlock": self.isolation.landlock, "seccomp": self.isolation.seccomp,
+                "cgroups": self.group.procs() if self.group else [],
+                "init": self._forked_into_namespace(),
+                "workdir": str(self.root), "tmpdir": str(self.private / "tmp"),
+                "rootfs": str(self.private / "rootfs"), "tmp_mb": self.limits.tmp_mb, "limits": limits}
+
+    def _forked_into_namespace(self) -> bool:
+        """Whether the worker is already PID 1 of a PID namespace of its own (forked there by the zygote)."""
+        return isinstance(self.process, forking.Forked) and self.isolation.mode == "namespaces"
+
+    def _handshake(self) -> None:
+        protocol.write_frame(self._requests, {**self.spec, "confine": self.plan()}, [])
+        deadline = time.monotonic() + START_SECONDS
+        try:
+            answer, _ = protocol.read_frame(self._replies, deadline)
+            if "pid" in answer:  # every mode reports the pid first (``confine.apply``) unless it failed before
+                self.worker_pid = None if answer["pid"] is None else int(answer["pid"])
+                answer, _ = protocol.read_frame(self._replies, deadline)
+            elif answer.get("ready") is not False:
+                raise protocol.ProtocolError(f"the handshake began with {sorted(answer)}, not the worker's pid")
+        except (protocol.ProtocolError, protocol.ReadTimeout, OSError, ValueError, TypeError) as exc:
+            self.kill()
+            raise SandboxError(f"the worker did not start ({type(exc).__name__}: {exc}); its output: "
+                               f"{self.output_tail(500)!r}") from None
+        self.answer = answer
+        if not answer.get("ready"):
+            self.kill()
+            raise SandboxError(f"the worker could not confine itself: {answer.get('error', 'no reason given')}")
+
+    def _environment(self) -> dict:
+        env = {
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8",
+            "OMP_NUM_THREADS": str(self.limits.threads),
+            "MKL_NUM_THREADS": str(self.limits.threads),
+            "MPLBACKEND": "Agg",
+            "TQDM_DISABLE": "1",
+        }
+        # The kernel level an instructor pins (ATEN_CPU_CAPABILITY, MKL_ENABLE_INSTRUCTIONS) holds for student code too.
+        for name in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "OMP_WAIT_POLICY",
+                     "ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS"):
+            if name in os.environ:
+                env[name] = os.environ[name]
+        return env
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    @property
+    def pid(self) -> int | None:
+        """The worker's pid as this process sees it (the confined process, where it forked into a namespace)."""
+        return self.worker_pid or (self.process.pid if self.process else None)
+
+    def request(self, header: dict, blobs: list[bytes], deadline: float) -> tuple[dict, list[bytes]]:
+        """Send one request and wait for its reply until ``deadline`` (monotonic seconds).
+
+        Raises ``protocol.ReadTimeout`` (the worker is killed first) or ``WorkerDied``.
+        """
+        try:
+            protocol.write_frame(self._requests, header, blobs)
+            reply, reply_blobs = protocol.read_frame(self._replies, deadline, max_bytes=self.limits.memory_mb << 20,
+                                                     watch=None if self._exited < 0 else self._exited)
+            if not isinstance(reply.get("ok"), bool) or not (reply["ok"] or isinstance(reply.get("error"), dict)):
+                raise protocol.ProtocolError(f"a reply with {sorted(reply)[:8]}, neither an answer nor an error")
+            return reply, reply_blobs
+        except protocol.ReadTimeout:
+            self.kill()
+            raise
+        except (protocol.PeerClosed, BrokenPipeError):
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=2)  # it is exiting: its own status says how (where it forked, the copy's)
+            self.kill()
+            raise WorkerDied(self.process.returncode, self.output_tail(), self._cause()) from None
+        except protocol.ProtocolError:
+            self.kill()
+            raise
+
+    def _cause(self) -> str:
+        """Why the worker died, where the grader knows: its control group's memory, or the disk watch."""
+        if self.group is not None and self.group.oom_kills() > 0:
+            return (f"the process running your code, or one it started, was killed for memory: all of its processes "
+                    f"together may use at most {self.limits.memory_mb} MB")
+        return self.stopped_for
+
+    def output_tail(self, limit: int = 2000) -> str:
+        if self.capture is None:
+            return ""
+        return self.capture.since(max(0, min(self.capture.mark(), len(self.capture.kept)) - limit), limit)
+
+    def kill(self) -> None:
+        """Kill the worker and everything it started."""
+        if self.process is None:
+            return
+        if self.disk is not None:
+            self.disk.close()
+            self.disk = None
+        self._kill_processes()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=10)
+        if self.worker_pid is not None:
+            _reap_adopted(self.worker_pid)
+        LIVE.discard(self.process.pid)
+        if self.lease is not None:
+            self.lease.kill_all()
+        # A student's process that outlived its worker (as the worker's uid, or ours), re-parented here.
+        reap_children(LIVE | self.elders)
+        for fd in (self._requests, self._replies, self._exited):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._requests = self._replies = self._exited = -1
+
+    def _kill_processes(self) -> None:
+        """SIGKILL the worker and its process group (the uid's processes: ``lease.kill_all``)."""
+        for pid in {self.worker_pid, self.process.pid} - {None}:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+
+    def close(self) -> None:
+        """Kill the worker, give its uid back (swept) and remove its private folder."""
+        self.kill()
+        if self.group is not None:
+            self.group.remove()
+            self.group = None
+        if self.lease is not None:
+            self.lease.release()
+            self.lease = None
+        if self.private is not None:
+            scratch.remove(self.private)
+            self.private = None
+
+
