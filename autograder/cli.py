@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.markdown import Markdown
 
 from autograder import course
+from autograder.results import STOPPED, Status
 from autograder.sandbox import zygote as worker_zygote
 
 log = logging.getLogger("autograder")
@@ -176,11 +177,10 @@ def cmd_check(options) -> int:
                   assignment.name)
         return 2
     results = grade_one(assignment, folder, None, name=folder.name, public_only=True)
-    status = results.extra_data.get("status", "")
-    if status == "incomplete: the grader was stopped":
+    if results.status is Status.INCOMPLETE and results.reason == STOPPED:
         raise KeyboardInterrupt
-    if status.startswith("not graded: "):
-        log.error("error: %s", status.removeprefix("not graded: "))
+    if results.status is Status.NOT_GRADED:
+        log.error("error: %s", results.reason)
         return 2
     console = Console()
     console.print(Markdown(results.feedback()))

@@ -1,5 +1,9 @@
 """Warm starts: a zygote that has imported what a child needs forks one per request, instead of a new interpreter
-importing torch, pytest and the harness again.
+importing torch, pytest and the harness again. Each side that keeps one names it for itself: the workers' zygote of a
+grading process (``autograder.sandbox.zygote``, its side in ``autograder.worker.zygote``) and the runners' zygote of
+a batch (``autograder.batch.zygote``). This module is the mechanism they share, shared with the untrusted side too,
+and one piece past 450 lines on purpose: the request, the double fork, the spare and the reaping of what forks leave
+are one protocol whose steps depend on each other's order, and splitting them would spread that order over files.
 
 A zygote serves a unix socket (``serve``): each request is a small JSON object (the child's environment) and the
 file descriptors the child gets, passed with it (its stdin, its stdout and stderr, then fds 3, 4, ...: a worker's
@@ -201,13 +205,20 @@ def reap_ended(zygotes: set[Zygote], keep: set[int]) -> None:
                 os.waitpid(pid, os.WNOHANG)
 
 
+def stat_fields(pid: int | str) -> list[str]:
+    """The fields of ``/proc/PID/stat`` after the command name, which may hold spaces and parentheses: ``[0]`` the
+    state (R, S, Z, ...), ``[1]`` the parent, ``[2]`` the process group, ``[3]`` the session. Raises ``OSError``
+    when the process is gone."""
+    return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+
+
 def _children(sessions: set[int]) -> dict[int, tuple[str, int]]:
     """This process's children (none to look for where ``sessions`` is empty): their state and session."""
     found = {}
     for pid in child_pids() if sessions else ():
         with contextlib.suppress(OSError, ValueError, IndexError):
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            found[pid] = (fields[0], int(fields[3]))  # state, ppid, process group, session
+            fields = stat_fields(pid)
+            found[pid] = (fields[0], int(fields[3]))
     return found
 
 

@@ -41,7 +41,7 @@ import yaml
 from autograder import course, scratch
 from autograder.batch.discovery import Job
 from autograder.batch.jobs import HARD_LIMIT_MARGIN, grade_job
-from autograder.results import Results, TestResult
+from autograder.results import Results, Status, TestResult
 
 log = logging.getLogger("autograder.gradescope")
 
@@ -239,7 +239,7 @@ def failure(name: str, reason: str) -> Results:
     note = ("The autograder failed before it could grade your submission; this is not your fault. The course "
             "staff can see what happened. Resubmit later, or tell the course staff if it happens again.")
     results = Results(assignment=name, submission="submission", output=note)
-    results.extra_data["status"] = f"grader failed: {reason}"
+    results.set_status(Status.GRADER_FAILED, reason)
     results.tests.append(TestResult(name="Grading", number="0", score=0.0, max_score=0.0, status="failed",
                                     output=note))
     return results

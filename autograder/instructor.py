@@ -49,7 +49,7 @@ def grade(options) -> int:
         log.info("results: %s (report.html, gradebook.csv, summary.md, one folder per submission)", options.out)
     missed = gradebook.ungraded(collected)
     for results in missed:
-        log.error("not graded: %s: %s", results.submission, results.extra_data["status"].split(": ", 1)[1])
+        log.error("not graded: %s: %s", results.submission, results.reason)
     if missed:
         log.error("error: %d of %d submissions were not graded (listed above; each one's feedback.md in %s says "
                   "why)", len(missed), len(collected), options.out)

@@ -1,21 +1,46 @@
-"""Grading results: Gradescope's ``results.json`` and the per-submission ``feedback.md``.
+"""Grading results: Gradescope's ``results.json`` and the per-submission ``feedback.md``, and what became of a
+submission (``Status``).
 
-The format follows Gradescope's autograder specification: top-level ``score``,
-``execution_time``, ``output``, ``visibility``, ``extra_data`` and ``tests[]`` with ``name``,
-``number``, ``score``, ``max_score``, ``status``, ``output``, ``visibility``, ``tags``,
-``extra_data``. Files are written atomically (write then rename), after every test, so a grader
-killed by a global timeout still leaves the scores it had.
+The format follows Gradescope's autograder specification: top-level ``score``, ``execution_time``, ``output``,
+``visibility``, ``extra_data`` and ``tests[]`` with ``name``, ``number``, ``score``, ``max_score``, ``status``,
+``output``, ``visibility``, ``tags``, ``extra_data``.
+
+``Results.write`` is the one writer of both files, always whole (``scratch.replacing``). Who calls it, in a
+submission's life: the pytest plugin after every test (``final=False``: results.json alone, the tests not yet run at
+zero and marked pending, so that a grading killed by a global timeout still leaves the scores it had); the runner once
+its suite ends; and the batch only where the runner could not (it died, overran its hard limit or was stopped before
+it finished: ``autograder.batch.jobs.completed`` keeps every test it had listed), or where nothing could be graded.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass, field
+from enum import Enum
 from pathlib import Path
 
+from autograder import scratch
+
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
+
+
+class Status(str, Enum):  # noqa: UP042 - Python 3.10, where students run check, has no StrEnum
+    """What became of a submission, in the words its results, the gradebook and the summary show: the value, then
+    ``": "`` and why where there is a why (``Results.set_status``), in ``extra_data["status"]``."""
+
+    GRADED = "graded"  # every test ran (a test may still have failed)
+    DOES_NOT_LOAD = "does not load"  # the submission's code raised, or ran too long, as it was imported
+    INCOMPLETE = "incomplete"  # the grading stopped before every test ran (stopped, out of time, the runner died)
+    NOT_GRADED = "not graded"  # nothing could run: not recognised, or refused as handed in
+    GRADER_FAILED = "grader failed"  # the grader's fault, never the submission's
+
+    @property
+    def ungraded(self) -> bool:
+        """Whether the submission got no grade at all (the command says so and exits with an error)."""
+        return self in (Status.NOT_GRADED, Status.GRADER_FAILED)
+
+
+STOPPED = "the grader was stopped"  # why a grading is INCOMPLETE when a signal stopped it
 
 
 @dataclass
@@ -84,16 +109,27 @@ class Results:
         results.tests = [TestResult(**t) for t in data.get("tests", [])]
         return results
 
-    def write(self, out_dir: Path) -> None:
-        """Write ``results.json`` and ``feedback.md`` into ``out_dir`` atomically."""
-        self.write_json(out_dir)
-        atomic_write(out_dir / "feedback.md", self.feedback())
+    @property
+    def status(self) -> Status | None:
+        """What became of the submission (None in results written before any was set)."""
+        value = str(self.extra_data.get("status", "")).split(": ", 1)[0]
+        return Status(value) if value in {s.value for s in Status} else None
 
-    def write_json(self, out_dir: Path) -> None:
-        """Write ``results.json`` alone (what a grading writes after every test, so that a grading that dies leaves
-        what it finished; ``feedback.md`` is written from it at the end, by the runner or the batch)."""
+    @property
+    def reason(self) -> str:
+        """Why, where the status says why ("" otherwise)."""
+        return str(self.extra_data.get("status", "")).partition(": ")[2]
+
+    def set_status(self, status: Status, reason: str = "") -> None:
+        self.extra_data["status"] = f"{status.value}: {reason}" if reason else status.value
+
+    def write(self, out_dir: Path, *, final: bool = True) -> None:
+        """Write ``results.json`` and, when ``final``, ``feedback.md`` into ``out_dir``, each file whole (the module
+        docstring says who writes, and when)."""
         out_dir.mkdir(parents=True, exist_ok=True)
-        atomic_write(out_dir / "results.json", json.dumps(self.to_gradescope(), indent=2))
+        scratch.write_whole(out_dir / "results.json", json.dumps(self.to_gradescope(), indent=2))
+        if final:
+            scratch.write_whole(out_dir / "feedback.md", self.feedback())
 
     def feedback(self) -> str:
         """A readable report: the total, load problems, then each test with what went wrong."""
@@ -131,11 +167,3 @@ def markdown_lines(text: str) -> str:
 def points(value: float) -> str:
     """Points as people read them: at most two decimals (partial credit of 7/12 shows as 0.58)."""
     return f"{round(value, 2):g}"
-
-
-def atomic_write(path: Path, text: str) -> None:
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(handle, "w", encoding="utf-8") as stream:
-        stream.write(text)
-    os.chmod(temp, 0o644)
-    os.replace(temp, path)

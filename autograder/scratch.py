@@ -1,4 +1,5 @@
-"""The grader's folders in the temporary folder (``tempfile.gettempdir()``), and the sweep of those a dead grader left.
+"""The grader's folders in the temporary folder (``tempfile.gettempdir()``), the sweep of those a dead grader left, and
+files written whole or not at all (``replacing``: a reader sees the old file or the new one, never a part of one).
 
 A grader killed outright runs no cleanup: a SIGKILL, the OOM killer, a Ray worker killed or lost with its node, a batch
 stopped by ``kill -9``. What it made in ``/tmp`` then stayed there for good (a batch's runners, a submission's staged
@@ -100,3 +101,26 @@ def sweep(base: Path | None = None) -> list[Path]:
         finally:
             os.close(descriptor)
     return removed
+
+
+@contextlib.contextmanager
+def replacing(path: Path) -> Iterator[Path]:
+    """A temporary sibling of ``path`` to write; when the block ends it replaces ``path`` at once (mode 0644), and when
+    the block raises it is removed and ``path`` is left as it was. The one way the grader writes a file that another
+    process may read while it is written: results, gradebooks, shared expected values."""
+    handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    os.close(handle)
+    temp = Path(name)
+    try:
+        yield temp
+        os.chmod(temp, 0o644)
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+
+
+def write_whole(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through ``replacing``."""
+    with replacing(path) as temp:
+        temp.write_text(text, encoding="utf-8")

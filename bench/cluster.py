@@ -1,7 +1,7 @@
 """The local and the Ray engine side by side on one node: the bundled examples of each assignment, graded by each
 engine in turn, as submissions per hour (the sizing table in docs/cluster.md).
 
-    python bench/ray.py [--assignments masking lm] [--jobs 2] [--retraining]
+    python bench/cluster.py [--assignments masking lm] [--jobs 2] [--retraining]
 
 The local engine grades with ``--jobs`` runners at a time; the Ray engine on a local cluster of this machine's cores
 (``ray.init``, started once, its start-up timed apart), one task per submission. Without ``--retraining`` the lm

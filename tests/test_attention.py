@@ -22,7 +22,7 @@ from conftest import REPO
 from nbclient import NotebookClient
 
 from autograder import cli, course
-from autograder.authoring import notebooks
+from autograder.authoring import leaks, markers, notebooks
 from autograder.batch.discovery import discover
 from autograder.batch.engine import grade_all
 from autograder.grading import Parts, trusted_import
@@ -95,18 +95,19 @@ def test_leak_check_covers_the_attention_notebook():
     assert "return torch.linalg.pinv(keys) @ target" in secret  # solution code
     assert any(line.startswith("e^m / (e^m + n - 1)") for line in secret)  # a model answer to a written question
     student = STUDENT.read_bytes()
-    assert notebooks.leaks(MASTER, {"attention.ipynb": student}) == []
+    secrets = leaks.Secrets.of_notebook(MASTER)
+    assert leaks.scan({"attention.ipynb": student}, secrets) == []
     text = notebooks.notebook_text(student)
     hidden = (ATTENTION.hidden_dir / "test_hidden.py").read_text()
-    hidden_lines = [line for line in notebooks.significant(hidden.splitlines())
+    hidden_lines = [line for line in markers.significant(hidden.splitlines())
                     if not line.startswith(("import ", "from "))]
     assert hidden_lines and not [line for line in hidden_lines if line in text]
     assert course.CANARY not in student.decode()
     solution_line = "return torch.linalg.pinv(keys) @ target"
     given_line = "sigmas[perturbed] += 0.5 * torch.outer(mu[perturbed], mu[perturbed])"  # the notebook shows it
-    assert notebooks.leaks(MASTER, {"attention.ipynb": _planted(student, solution_line)}) == [
-        f"attention.ipynb: {solution_line}"]
-    assert notebooks.leaks(MASTER, {"attention.ipynb": _planted(student, given_line)}) == []
+    found = leaks.scan({"attention.ipynb": _planted(student, solution_line)}, secrets)
+    assert [(leak.path, solution_line in leak.reason) for leak in found] == [("attention.ipynb", True)]
+    assert leaks.scan({"attention.ipynb": _planted(student, given_line)}, secrets) == []
 
 
 def _planted(student: bytes, line: str) -> bytes:

@@ -106,12 +106,12 @@ def test_an_assignment_adds_subcommands_through_its_toml(tmp_path, monkeypatch):
 
     declare("first", 'planet = "autograder.suites.lm.world:subcommand"')
     parser = argparse.ArgumentParser()
-    handlers = course.add_commands(_maker(parser), cli.COMMANDS)
+    handlers = course.add_commands(_maker(parser), [*cli.COMMANDS, *cli.INSTRUCTOR_COMMANDS])
     assert list(handlers) == ["planet"] and parser.parse_args(["planet", "--seed", "3"]).seed == "3"
     declare("second", 'grade = "autograder.suites.lm.world:subcommand"')
     with pytest.raises(course.AssignmentError, match=r"\[commands\] grade is taken"):
-        course.add_commands(_maker(argparse.ArgumentParser()), cli.COMMANDS)
+        course.add_commands(_maker(argparse.ArgumentParser()), [*cli.COMMANDS, *cli.INSTRUCTOR_COMMANDS])
     (tmp_path / "second" / "assignment.toml").unlink()
     declare("third", 'moon = "autograder.suites.nowhere:subcommand"')
     with pytest.raises(course.AssignmentError, match=r"moon = 'autograder.suites.nowhere:subcommand' cannot be"):
-        course.add_commands(_maker(argparse.ArgumentParser()), cli.COMMANDS)
+        course.add_commands(_maker(argparse.ArgumentParser()), [*cli.COMMANDS, *cli.INSTRUCTOR_COMMANDS])

@@ -3,7 +3,8 @@
 import pytest
 
 from autograder import course
-from autograder.authoring.build import BuildError, record_expected, recording_problems, skeleton_files, strip_solutions
+from autograder.authoring.build import record_expected, recording_problems, skeleton_files
+from autograder.authoring.markers import BuildError, strip_solutions
 
 SOLUTION = '''import torch
 

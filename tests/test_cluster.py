@@ -26,7 +26,7 @@ import pytest
 from catalogue import load
 from conftest import REPO
 
-from autograder.batch import ray
+from autograder.batch import ray as ray_engine
 from autograder.batch.jobs import read_results
 
 pytestmark = [
@@ -115,7 +115,7 @@ def scores(out: Path) -> dict[str, list[str]]:
 def test_examples_and_a_hostile_submission_score_as_locally(ray_cluster, tmp_path):
     """One example per kind of outcome and assignment (partial credit in each, a module that does not load, an lm
     grading, which asks for two CPUs) and a submission that forges results files, in one batch on each engine;
-    `python bench/ray.py` grades every example on both engines and compares too."""
+    `python bench/cluster.py` grades every example on both engines and compares too."""
     case = next(c for c in load() if c.label == "masking-forge_results_files")
     paths = [*(REPO / "examples" / name for name in EXAMPLES), case.materialize(tmp_path / "submissions",
                                                                                 {"REPO": str(REPO)})]
@@ -189,7 +189,7 @@ def test_killed_workers(ray_cluster, tmp_path):
     reader.join(timeout=10)
     assert driver.returncode == 0, "".join(output)[-3000:]
     assert {name: len(pids) for name, pids in killed.items()} == {"partly_wrong": 1,
-                                                                  "syntax_error": ray.RETRIES + 1}
+                                                                  "syntax_error": ray_engine.RETRIES + 1}
     graded = scores(tmp_path / "ray")
     assert sorted(graded) == sorted(p.name for p in paths)
     for path in paths:
@@ -212,5 +212,5 @@ def test_isolation_is_probed_before_a_local_cluster_starts(monkeypatch):
     Isolation.detect.__func__.cache_clear()
     monkeypatch.setattr(ray, "is_initialized", lambda: False)
     monkeypatch.setattr(ray, "init", lambda **_: probed.append(Isolation.detect.__func__.cache_info().currsize))
-    ray.connect(None)
+    ray_engine.connect(None)
     assert probed == [1]

@@ -19,7 +19,7 @@ from conftest import REPO
 from test_notebooks import master
 
 from autograder import cli, course, handin
-from autograder.authoring import dist, leaks, notebooks
+from autograder.authoring import dist, leaks, markers, notebooks
 from autograder.course import CANARY
 
 pytestmark = pytest.mark.slow
@@ -187,7 +187,7 @@ def test_zip_names_what_is_missing_and_takes_extra_files(tmp_path, caplog):
 
 def _solution_line(secrets: leaks.Secrets) -> str:
     source = (REPO / "solutions" / "masking" / "masking.py").read_text()
-    return next(line.strip() for line in notebooks.marked_solution_lines(source)
+    return next(line.strip() for line in markers.marked_solution_lines(source)
                 if leaks.normalise(line) in secrets.lines)
 
 

@@ -271,7 +271,8 @@ def test_namespaces_and_landlock_are_probed_and_can_be_turned_off():
     """Where a container refuses namespaces the worker still runs as its own uid, protected by permissions (which the
     Gradescope driver sets) and by Landlock where the kernel allows it; the isolation note in every results file says
     which mode graded."""
-    code = "from autograder.sandbox import Isolation; i = Isolation.detect(); print(i.mode, i.landlock, i.note())"
+    code = ("from autograder.sandbox.isolation import Isolation; i = Isolation.detect(); "
+            "print(i.mode, i.landlock, i.note())")
 
     def detect(**env) -> str:
         return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
@@ -293,7 +294,7 @@ def test_namespaces_and_landlock_are_probed_and_can_be_turned_off():
 def test_probing_leaves_the_callers_own_processes_alone():
     """The probe starts and stops a worker in the calling process, which reaps what a student left: never a process
     the caller had started already (a library caller's, or an embedding service's)."""
-    code = ("import subprocess, psutil; from autograder.sandbox import Isolation; "
+    code = ("import subprocess, psutil; from autograder.sandbox.isolation import Isolation; "
             "child = subprocess.Popen(['sleep', '30']); Isolation.detect(); "
             "print(psutil.Process(child.pid).status()); child.kill()")
     for setting in ("", "0"):

@@ -17,9 +17,7 @@ them with the committed ones, and ``validate`` grades the reference against the 
 
 from __future__ import annotations
 
-import ast
 import json
-import re
 import shutil
 import subprocess
 import sys
@@ -29,82 +27,13 @@ import numpy as np
 import torch
 
 from autograder import course, scratch
-from autograder.authoring import notebooks
+from autograder.authoring import leaks, notebooks
+from autograder.authoring.markers import SKIP, BuildError, strip_solutions
 from autograder.grading import FLOAT_TOLERANCE, tolerance
 from autograder.grading.oracle import read_store, store_fingerprint
 from autograder.results import Results
 
-BEGIN = re.compile(r"^(?P<indent>\s*)# BEGIN SOLUTION\b:?\s*(?P<hint>.*)$")
-END = re.compile(r"^\s*# END SOLUTION\s*$")
-LINE = re.compile(r"^(?P<indent>\s*)(?P<code>\S.*?)\s*# SOLUTION\b:?\s*(?P<hint>.*)$")
-SKIP = {"__pycache__", ".ipynb_checkpoints"}
 HAND_IN = ".predictions"  # what the reference hands in beside its code (the lm's holds the test answers): no starter
-
-
-class BuildError(Exception):
-    """A solution file whose markers cannot be turned into a skeleton."""
-
-
-def strip_solutions(source: str, filename: str) -> str:
-    """The skeleton of one solution file (see the module docstring)."""
-    owners = _enclosing_functions(source, filename)
-    out, region = [], None
-    for number, line in enumerate(source.splitlines(), start=1):
-        begin, end, single = BEGIN.match(line), END.match(line), LINE.match(line)
-        if region is not None:
-            if begin:
-                raise BuildError(f"{filename}:{number}: BEGIN SOLUTION inside the region opened at line {region[0]}")
-            if end:
-                out.append(_stub(region[1], region[2], owners.get(region[0], "this part"), filename, region[0]))
-                region = None
-            continue
-        if end:
-            raise BuildError(f"{filename}:{number}: END SOLUTION without a BEGIN SOLUTION")
-        if begin:
-            region = (number, begin["indent"], begin["hint"].strip())
-        elif single and not line.lstrip().startswith("#"):
-            owner = owners.get(number, "this part")
-            out.append(_stub(single["indent"], single["hint"].strip(), owner, filename, number))
-        else:
-            out.append(line)
-    if region is not None:
-        raise BuildError(f"{filename}:{region[0]}: BEGIN SOLUTION is never closed by END SOLUTION")
-    skeleton = "\n".join(out) + ("\n" if source.endswith("\n") else "")
-    try:
-        ast.parse(skeleton)
-    except SyntaxError as exc:
-        raise BuildError(f"{filename}: the skeleton would not parse ({exc}); check the markers' indentation") from None
-    return skeleton
-
-
-def _stub(indent: str, hint: str, owner: str, filename: str, line: int) -> str:
-    if not indent:
-        raise BuildError(f"{filename}:{line}: solution regions must be inside a function or method")
-    message = f"{owner}: {hint}" if hint else f"{owner} is not implemented yet"
-    return f"{indent}raise NotImplementedError({message!r})"
-
-
-def _enclosing_functions(source: str, filename: str) -> dict[int, str]:
-    """Line number -> qualified name of the innermost function around it."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError as exc:
-        raise BuildError(f"{filename}: the solution does not parse: {exc}") from None
-    owners: dict[int, str] = {}
-
-    def visit(node, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                name = f"{prefix}{child.name}"
-                if not isinstance(child, ast.ClassDef):
-                    for line in range(child.lineno, (child.end_lineno or child.lineno) + 1):
-                        owners[line] = name
-                visit(child, f"{name}.")
-            else:
-                visit(child, prefix)
-
-    visit(tree, "")
-    return owners
 
 
 def skeleton_files(assignment: course.Assignment) -> dict[str, bytes]:
@@ -122,10 +51,10 @@ def skeleton_files(assignment: course.Assignment) -> dict[str, bytes]:
             files[str(relative)] = strip_solutions(path.read_text(), str(relative)).encode()
         elif path.suffix == ".ipynb":
             built = {str(relative.parent / name): data for name, data in notebooks.assign(path).items()}
-            leaked = notebooks.leaks(path, built)
+            leaked = leaks.scan(built, leaks.Secrets.of_notebook(path))
             if leaked:
                 raise BuildError(f"{path}: solution or hidden-test lines would reach students (put them inside "
-                                 "a solution block):\n" + "\n".join(f"  {line}" for line in leaked))
+                                 "a solution block):\n" + "\n".join(f"  {leak}" for leak in leaked))
             files.update(built)
         else:
             files[str(relative)] = path.read_bytes()

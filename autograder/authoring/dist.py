@@ -25,7 +25,7 @@ from pathlib import Path
 
 from autograder import course, gradescope, handin
 from autograder.authoring import leaks
-from autograder.authoring.build import SKIP
+from autograder.authoring.markers import SKIP
 from autograder.batch.jobs import HARD_LIMIT_MARGIN
 from autograder.sandbox.permissions import UID_POOL
 

@@ -6,7 +6,7 @@ assignment's solution pasted into an earlier skeleton leaks too):
 - the canary line every hidden file carries (``assignment.CANARY``), searched in raw bytes and inside
   nested zips (``expected.zip``);
 - every significant line of a solution: ``# BEGIN/END SOLUTION`` regions and ``# SOLUTION`` lines of
-  ``solutions/**/*.py`` (the marker parsing of ``notebooks.marked_solution_lines``), and the solution
+  ``solutions/**/*.py`` (the marker parsing of ``markers.marked_solution_lines``), and the solution
   blocks and hidden tests of master notebooks (``notebooks.secret_lines``), which is how code that Otter
   copied out of a misplaced solution block is caught;
 - the name of every hidden test function that no public test shares;
@@ -17,7 +17,7 @@ assignment's solution pasted into an earlier skeleton leaks too):
 Lines are compared with whitespace collapsed and must match at token boundaries, so a re-indented copy
 is found and ``x = a + b`` is not found inside ``xx = a + bb``. What the generated skeletons show (given
 code that a solution also contains, a hint that spells out a line) is not secret; it is computed from
-``solutions/`` again (``build.strip_solutions``), never read from ``assignments/``, so a stale skeleton
+``solutions/`` again (``markers.strip_solutions``), never read from ``assignments/``, so a stale skeleton
 cannot excuse a leak. Lines made only of names, dots, commas, colons and ``=`` (``B, T, D = x.shape``,
 ``for block in self.blocks:``) reveal nothing and turn up in independent code, so they are not secrets.
 """
@@ -33,8 +33,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from autograder.authoring import notebooks
-from autograder.authoring.build import SKIP, strip_solutions
+from autograder.authoring import markers, notebooks
+from autograder.authoring.markers import SKIP, strip_solutions
 from autograder.course import CANARY, REPO_ROOT, SUITES_DIR
 
 HIDDEN_FOLDERS = frozenset({"hidden", "solutions", "mutants", "private"})
@@ -85,7 +85,7 @@ class Secrets:
 
     def add_python(self, source: str, origin: str) -> str:
         """The solution lines of a ``solutions/**/*.py`` file; returns its skeleton text (normalised)."""
-        self.add_lines(notebooks.significant(notebooks.marked_solution_lines(source)), origin)
+        self.add_lines(markers.significant(markers.marked_solution_lines(source)), origin)
         return normalise(strip_solutions(source, origin))
 
     def drop_shown(self, skeletons: list[str]) -> None:
@@ -102,6 +102,13 @@ class Secrets:
     def add_notebook(self, master: Path) -> None:
         """The solution and hidden-test lines of an Otter master notebook."""
         self.add_lines(notebooks.secret_lines(master), _relative(master))
+
+    @classmethod
+    def of_notebook(cls, master: Path) -> Secrets:
+        """One master notebook's secrets alone: what the build checks the student notebook it made against."""
+        secrets = cls()
+        secrets.add_notebook(master)
+        return secrets
 
     def add_hidden_tests(self, path: Path, public_names: set[str] = frozenset()) -> None:
         """The test functions defined in a hidden test file (except names a public test also uses)."""

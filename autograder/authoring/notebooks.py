@@ -24,6 +24,7 @@ from pathlib import Path
 import yaml
 
 from autograder import scratch
+from autograder.authoring import markers
 from autograder.grading.answers import ANSWER_TAG, NotebookError, cells, normalise
 
 
@@ -77,61 +78,23 @@ def secret_lines(master: Path) -> set[str]:
     for block in _blocks(master_cells, "# BEGIN SOLUTION", "# END SOLUTION"):
         for cell in block:  # Otter keeps the unmarked lines of a cell with markers, drops other cells whole
             marked = cell.get("cell_type") == "code" and "SOLUTION" in cell["source"]
-            secret |= significant(marked_solution_lines(cell["source"]) if marked else cell["source"].splitlines())
+            lines = markers.marked_solution_lines(cell["source"]) if marked else cell["source"].splitlines()
+            secret |= markers.significant(lines)
             if not marked:
                 secret_cells.add(id(cell))
     for block in _blocks(master_cells, "# BEGIN TESTS", "# END TESTS"):
         for cell in block:
             if cell["source"].lstrip().startswith("# HIDDEN"):
-                secret |= significant(cell["source"].splitlines()[1:])
+                secret |= markers.significant(cell["source"].splitlines()[1:])
                 secret_cells.add(id(cell))
     for cell in master_cells:
         if cell.get("cell_type") == "code":
-            secret |= significant(marked_solution_lines(cell["source"]))
+            secret |= markers.significant(markers.marked_solution_lines(cell["source"]))
     public = set()  # lines students legitimately see (given code that a solution also happens to contain)
     for cell in master_cells:
         if cell.get("cell_type") != "raw" and id(cell) not in secret_cells:
-            public |= {line.strip() for line in _unmarked_lines(cell["source"])}
+            public |= {line.strip() for line in markers.unmarked_lines(cell["source"])}
     return secret - public
-
-
-def marked_solution_lines(source: str) -> list[str]:
-    """The lines inside ``# BEGIN/END SOLUTION`` markers and the code of ``# SOLUTION`` lines (cells or .py files)."""
-    lines, inside = [], False
-    for line in source.splitlines():
-        if re.match(r"\s*# BEGIN SOLUTION", line):
-            inside = True
-        elif re.match(r"\s*# END SOLUTION", line):
-            inside = False
-        elif inside or re.search(r"# SOLUTION\b", line):
-            lines.append(re.sub(r"\s*# SOLUTION.*$", "", line))
-    return lines
-
-
-def _unmarked_lines(source: str) -> list[str]:
-    marked = set(marked_solution_lines(source))
-    return [line for line in source.splitlines() if line not in marked and "SOLUTION" not in line]
-
-
-def significant(lines: list[str]) -> set[str]:
-    """Lines long and specific enough that finding them in a student file means a leak."""
-    out = set()
-    for line in lines:
-        text = line.strip()
-        if len(text) >= 12 and not text.startswith("#") and text not in ("...", "pass", "return"):
-            out.add(text)
-    return out
-
-
-def leaks(master: Path, files: dict[str, bytes]) -> list[str]:
-    """Every secret line of ``master`` found in the student ``files``, as 'file: line'."""
-    secret = secret_lines(master)
-    found = []
-    for name, data in files.items():
-        text = notebook_text(data) if name.endswith(".ipynb") else data.decode("utf-8", "replace")
-        text = " ".join(text.split())
-        found += [f"{name}: {line}" for line in sorted(secret) if " ".join(line.split()) in text]
-    return found
 
 
 def notebook_text(data: bytes) -> str:

@@ -37,8 +37,8 @@ class Interrupted(KeyboardInterrupt):
 
 
 class EngineError(Exception):
-    """The engine cannot grade (``ray.ClusterError``: Ray missing, the cluster unreachable); the message says what
-    to do, and the command reports it in one line."""
+    """The engine cannot grade (``autograder.batch.ray.ClusterError``: Ray missing, the cluster unreachable); the
+    message says what to do, and the command reports it in one line."""
 
 
 

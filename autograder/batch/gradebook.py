@@ -4,14 +4,14 @@ written answers for human graders and the summary (also printed as a table)."""
 from __future__ import annotations
 
 import csv
-import os
 import sys
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
-from autograder.results import Results, atomic_write, points
+from autograder import scratch
+from autograder.results import Results, points
 
 
 def write_batch(collected: list[Results], out: Path) -> None:
@@ -19,13 +19,13 @@ def write_batch(collected: list[Results], out: Path) -> None:
     and the summary."""
     write_gradebook([results for results in collected if results.tests], out / "gradebook.csv")
     write_manual_answers(collected, out / "manual_answers.csv")
-    atomic_write(out / "summary.md", summary_markdown(collected))
+    scratch.write_whole(out / "summary.md", summary_markdown(collected))
 
 
 def ungraded(collected: list[Results]) -> list[Results]:
     """The submissions that got no grade: not recognised or refused as handed in, or the grader failed."""
     return [results for results in collected
-            if str(results.extra_data.get("status", "")).startswith(("not graded", "grader failed"))]
+            if results.status is not None and results.status.ungraded]
 
 
 def write_gradebook(collected: list[Results], path: Path, students: dict | None = None) -> None:
@@ -42,8 +42,7 @@ def write_gradebook(collected: list[Results], path: Path, students: dict | None 
             if label not in columns:
                 columns.append(label)
     path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_suffix(".csv.tmp")
-    with open(temp, "w", newline="", encoding="utf-8") as handle:
+    with scratch.replacing(path) as temp, open(temp, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["submission", *named, "assignment", "score", "max_score", "percent", "execution_time",
                          *columns])
@@ -55,7 +54,6 @@ def write_gradebook(collected: list[Results], path: Path, students: dict | None 
                                                    ("name", "email", "id")[:len(named)]),
                              results.assignment, results.score, results.max_score,
                              f"{percent:.1f}", f"{results.execution_time:.1f}", *(scores.get(c, "") for c in columns)])
-    os.replace(temp, path)
 
 
 def summary_table(collected: list[Results]) -> Table:

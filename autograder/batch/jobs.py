@@ -17,7 +17,7 @@ from autograder import course
 from autograder.batch.discovery import Job
 from autograder.batch.runners import Runners
 from autograder.course import SECRET_ENV
-from autograder.results import Results, TestResult
+from autograder.results import Results, Status, TestResult
 from autograder.sandbox.isolation import Isolation
 
 HARD_LIMIT_MARGIN = 120.0
@@ -84,7 +84,7 @@ def not_graded(job: Job, out_dir: Path, problem: str = "") -> Results:
                                          f"one of: {known}. Pass --assignment NAME to grade it anyway")
     results = Results(assignment=job.assignment or "unknown", submission=job.name,
                       output=f"Your submission could not be graded: {problem}.")
-    results.extra_data["status"] = f"not graded: {problem}"
+    results.set_status(Status.NOT_GRADED, problem)
     results.write(out_dir)
     return results
 
@@ -96,7 +96,7 @@ def completed(results: Results | None, job: Job, problem: str) -> Results:
     note = (f"The grader could not finish this submission ({problem}); the scores below are those of the tests "
             "that finished, and the others count zero. The course staff can see runner.log.")
     results.output = f"{results.output}\n\n{note}".strip()
-    results.extra_data["status"] = f"incomplete: {problem}"
+    results.set_status(Status.INCOMPLETE, problem)
     for test in results.tests:
         if test.extra_data.get("pending"):
             test.output = f"Not run: {problem}."

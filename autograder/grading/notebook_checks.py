@@ -9,7 +9,9 @@ matches. Otter shows that message under the cell instead of a doctest dump with 
 
 The student's calls still go through the grader's protocol (``Worker`` answering in this process): arguments and
 results are copied as they are between the grader and a worker, so a test reads the same here as in grading. There
-is no sandbox and no time limit: it is the student's own kernel, and the student can interrupt it.
+is no sandbox and no time limit: it is the student's own kernel, and the student can interrupt it. So this module
+alone of the grading side imports the worker's own code (``autograder.worker.serve`` and ``traps``): nothing it runs
+beside is trusted (the exception the import contracts in pyproject.toml name).
 """
 
 from __future__ import annotations
@@ -36,10 +38,12 @@ from autograder.worker.traps import Traps
 
 
 class InProcess:
-    """The part of a ``Sandbox`` that ``Student`` talks to, answered by a ``Worker`` over this process's modules."""
+    """The ``Channel`` of a notebook's ``Student`` (``autograder.grading.proxy``): each request answered by a ``Worker``
+    over this process's modules, as a sandboxed worker would answer it."""
 
     capture = None  # what the code prints goes to the notebook's own output
     alive = True
+    answer: dict = {}  # nothing was confined: the kernel is the student's own (``cuda`` unknown)
 
     def __init__(self, modules: dict[str, ModuleType]):
         self.worker = Worker([{"name": name} for name in modules], Traps([]), os.getcwd())

@@ -47,7 +47,7 @@ from typing import Any
 import numpy
 import torch
 
-from autograder import protocol
+from autograder import protocol, scratch
 
 Variants = list[tuple[str, Any]]
 VERSION = 2  # of the recording's keys: a recording of another version is never replayed
@@ -155,12 +155,9 @@ class Oracle:
             with contextlib.suppress(OSError, KeyError, ValueError, zipfile.BadZipFile, protocol.ProtocolError):
                 return read_store(path)[part][slot]
         result = compute()
-        partial = path.with_name(f"{name}.{os.getpid()}.partial")
-        try:
-            write_store(partial, {part: (result, []) if part == "value" else (None, result)})
-            os.replace(partial, path)  # whole or absent, for the batch's other gradings
-        except (OSError, TypeError, ValueError, protocol.ProtocolError):  # a value the channel cannot carry
-            partial.unlink(missing_ok=True)
+        with contextlib.suppress(OSError, TypeError, ValueError, protocol.ProtocolError):  # a value it cannot carry
+            with scratch.replacing(path) as partial:  # whole or absent, for the batch's other gradings
+                write_store(partial, {part: (result, []) if part == "value" else (None, result)})
         return result
 
     def _run_mutants(self, fn) -> Variants:

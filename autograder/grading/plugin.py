@@ -297,7 +297,7 @@ class GradingPlugin:
         pending = [self.pending(test) for test_id, test in self.collected if test_id not in finished]
         Results(assignment=results.assignment, submission=results.submission, tests=[*results.tests, *pending],
                 output=results.output, execution_time=time.monotonic() - self.started,
-                extra_data=results.extra_data).write_json(self.session.out_dir)
+                extra_data=results.extra_data).write(self.session.out_dir, final=False)
 
     @staticmethod
     def pending(test: TestResult) -> TestResult:

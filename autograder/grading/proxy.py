@@ -21,7 +21,7 @@ import re
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from autograder import protocol
 from autograder.sandbox.capture import OutputCapture
@@ -88,8 +88,26 @@ class ForbiddenAPI(StudentCodeFailure):
     """The student's code used a library routine the assignment does not allow."""
 
 
+class Channel(Protocol):
+    """What ``Student`` needs of whatever runs the student's code: a ``Sandbox`` (a confined worker process), or, in a
+    notebook's own kernel, ``autograder.grading.notebook_checks.InProcess`` (the kernel's modules, answered there)."""
+
+    capture: OutputCapture | None  # what the code prints, where the grader reads it (None: it is not captured)
+    answer: dict  # what the worker said once confined, before any student file ran (``cuda``: whether it can use it)
+
+    @property
+    def alive(self) -> bool: ...
+
+    @property
+    def pid(self) -> int | None: ...
+
+    def request(self, header: dict, blobs: list[bytes], deadline: float) -> tuple[dict, list[bytes]]: ...
+
+    def close(self) -> None: ...
+
+
 class Student:
-    """Parent-side handle on one submission; attribute access gives its modules."""
+    """Parent-side handle on one submission; attribute access gives its modules, answered through a ``Channel``."""
 
     def __init__(self, root: Path | None, modules: list[dict], limits: Limits, isolation: Isolation,
                  forbidden: list[str] | None = None, broken: str | None = None, load_seconds: float = 60.0):
@@ -98,7 +116,7 @@ class Student:
         self._spec = {"modules": modules, "forbidden": forbidden or []}
         self._limits = limits
         self._isolation = isolation
-        self._sandbox: Sandbox | None = None
+        self._sandbox: Channel | None = None
         self._generation = 0
         # Each loaded worker's output and where its calls' output begins (after what loading printed), by generation.
         self._captures: dict[int, tuple[OutputCapture, int]] = {}
@@ -132,7 +150,7 @@ class Student:
         """Whether the worker can use CUDA: what it found once confined, before it ran any student file."""
         return bool(self._ensure_worker().answer.get("cuda"))
 
-    def _ensure_worker(self) -> Sandbox:
+    def _ensure_worker(self) -> Channel:
         if self.grader_problem:
             raise GraderFailure(self.grader_problem)
         if self.broken:

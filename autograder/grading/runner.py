@@ -35,7 +35,7 @@ from autograder.grading.answers import NotebookError, collect_answers
 from autograder.grading.oracle import Oracle
 from autograder.grading.plugin import GradingPlugin, Session
 from autograder.grading.proxy import Student
-from autograder.results import Results, TestResult
+from autograder.results import STOPPED, Results, Status, TestResult
 from autograder.sandbox import permissions
 from autograder.sandbox import zygote as worker_zygote
 from autograder.sandbox.isolation import Isolation
@@ -157,16 +157,16 @@ def _stop(signum, frame):
 
 def _finish(results: Results, plugin: GradingPlugin, session: Session, code, broken, violations, assignment) -> None:
     notes = []
-    results.extra_data["status"] = "graded"
+    results.set_status(Status.GRADED)
     if broken:
         notes.append(broken)
-        results.extra_data["status"] = f"not graded: {broken.removeprefix('Your submission could not be graded: ')}"
+        results.set_status(Status.NOT_GRADED, broken.removeprefix("Your submission could not be graded: "))
     elif session.student.grader_problem:
-        results.extra_data["status"] = f"grader failed: {session.student.grader_problem[:300]}"
+        results.set_status(Status.GRADER_FAILED, session.student.grader_problem[:300])
         notes.append(f"The grader failed, not your code: {session.student.grader_problem}\nNo test could run; tell "
                      "the course staff.")
     elif session.student.broken:
-        results.extra_data["status"] = f"does not load: {session.student.broken.splitlines()[0]}"
+        results.set_status(Status.DOES_NOT_LOAD, session.student.broken.splitlines()[0])
         notes.append(f"Your code could not be loaded, so no test could run:\n\n```\n{session.student.broken}\n```")
         notes += carried_notes(assignment, session.student.broken)
     if session.student.load_warnings:
@@ -178,11 +178,11 @@ def _finish(results: Results, plugin: GradingPlugin, session: Session, code, bro
     graded = {t.extra_data.get("test") for t in results.tests}
     missing = [item for item in plugin.collected if item[0] not in graded]
     if Stopped.requested and missing:
-        results.extra_data["status"] = "incomplete: the grader was stopped"
+        results.set_status(Status.INCOMPLETE, STOPPED)
         notes.append(f"The grader was stopped while grading this submission; {len(missing)} test(s) did not run.")
         reason = "Not run: the grader was stopped."
     elif code == pytest.ExitCode.INTERRUPTED and missing:
-        results.extra_data["status"] = "incomplete: out of time"
+        results.set_status(Status.INCOMPLETE, "out of time")
         notes.append(f"Grading stopped when the submission's time budget ({assignment.submission_timeout:g} s) "
                      f"ran out; {len(missing)} test(s) did not run.")
         reason = "Not run: the grading time budget ran out."

@@ -32,14 +32,14 @@ from pathlib import Path
 
 import jinja2
 
-from autograder import course
+from autograder import course, scratch
 from autograder.batch.discovery import UnreadablePath, discover
 from autograder.batch.gradebook import write_gradebook
 from autograder.batch.jobs import read_results
 from autograder.gradescope import students
 from autograder.report import plots
 from autograder.report.similarity import Pair, similar_pairs
-from autograder.results import Results, atomic_write, points
+from autograder.results import Results, Status, points
 
 log = logging.getLogger("autograder.report.page")
 
@@ -132,7 +132,7 @@ def write(out: Path, collected: list[Results], sources: dict[str, Path] | None =
         sections=sections, total=len(collected), folder=out.name, when=f"{datetime.now():%Y-%m-%d %H:%M}",
         with_sources=bool(sources), points=points)
     path = out / "report.html"
-    atomic_write(path, page)
+    scratch.write_whole(path, page)
     return path
 
 
@@ -143,7 +143,7 @@ def _course_order(item: tuple[str, list]) -> tuple[int, str]:
 
 def _section(name: str, group: list[Results], sources: dict[str, Path]) -> dict:
     """What the page shows for one assignment."""
-    graded = [r for r in group if r.extra_data.get("status", "graded") == "graded"]
+    graded = [r for r in group if r.status in (None, Status.GRADED)]
     maximum = Counter(r.max_score for r in group).most_common(1)[0][0]
     percents = [100 * r.score / r.max_score if r.max_score else 0.0 for r in group]
     tests = _tests(group)

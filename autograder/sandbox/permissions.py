@@ -27,6 +27,8 @@ import sys
 import time
 from pathlib import Path
 
+from autograder import forking
+
 UIDS_ENV = "AUTOGRADER_UIDS"
 WORLD_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 IPC_RMID = 0
@@ -134,14 +136,9 @@ def processes_of(uid: int) -> list[int]:
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
             with contextlib.suppress(OSError, IndexError):
-                if entry.stat().st_uid == uid and _state(entry.path) != "Z":
+                if entry.stat().st_uid == uid and forking.stat_fields(entry.name)[0] != "Z":
                     pids.append(int(entry.name))
     return pids
-
-
-def _state(process: str) -> str:
-    """A /proc/PID folder's process state (R, S, Z, ...), after the command name in parentheses."""
-    return Path(process, "stat").read_text().rpartition(")")[2].split()[0]
 
 
 def _remove_ipc(uid: int) -> None:

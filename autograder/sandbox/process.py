@@ -18,7 +18,7 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 START_SECONDS = 120.0  # for the worker to confine itself and import torch (seconds on an idle machine)
 
 
+@dataclass
 class WorkerDied(Exception):
     """The worker exited or was killed while the parent waited for an answer."""
 

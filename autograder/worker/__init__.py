@@ -6,6 +6,9 @@ forbidden routines and the confinement plan. It confines itself (``confine``) be
 student file, sets the forbidden-routine traps (``traps``), then serves calls (``serve``) until the pipe closes.
 
 Nothing here is trusted by the grader: every answer is validated in the parent, and scores are computed only
-there. Trusted code never imports this package; what both sides need is in ``autograder.protocol``,
-``autograder.calls`` and ``autograder.notebook_cells``.
+there. Trusted code never imports this package (the grading process forks its workers' zygote and only that fork
+imports it, by name: ``autograder.sandbox.zygote``); the one exception, ``autograder.grading.notebook_checks``, runs in
+the student's own Jupyter kernel, where nothing is trusted. This package imports only what both sides share:
+``autograder.protocol``, ``autograder.calls``, ``autograder.notebook_cells`` and ``autograder.forking``. The import
+contracts in pyproject.toml check both rules.
 """
