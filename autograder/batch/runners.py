@@ -137,17 +137,18 @@ class Runners:
         a runner ended abnormally, whatever it left is swept."""
         become_subreaper()  # forked runners are re-parented here
         before = forking.child_pids()  # the host's, never reaped here
-        self.scratch = scratch.make("batch")
-        if self.isolation.privileged:
-            os.chmod(self.scratch, 0o711)  # the workers' uids pass through to their own folders
-            self.shared = self.scratch / "mistakes"  # no student process can write there (not as its own user)
-            self.shared.mkdir(mode=0o700)
-        handlers = {}
+        handlers = {}  # taken before the scratch folder is made: a signal in between would leave it behind
         if signals and threading.current_thread() is threading.main_thread():
             for number in (signal.SIGINT, signal.SIGTERM):
                 handlers[number] = signal.signal(number, lambda *_: threading.Thread(target=self.stop).start())
-            self.zygote()
         try:
+            self.scratch = scratch.make("batch")
+            if self.isolation.privileged:
+                os.chmod(self.scratch, 0o711)  # the workers' uids pass through to their own folders
+                self.shared = self.scratch / "mistakes"  # no student process can write there (not as its own user)
+                self.shared.mkdir(mode=0o700)
+            if handlers:
+                self.zygote()
             yield self
         finally:
             for number, handler in handlers.items():
@@ -155,7 +156,8 @@ class Runners:
             if (self.abnormal or self.stopping) and self.isolation.privileged:
                 permissions.sweep_free()  # the uids of workers whose runner did not give them back
             reap_children(before | {zygote.pid for zygote in ZYGOTES.values()}, STOP_GRACE_SECONDS)
-            scratch.remove(self.scratch)
+            if self.scratch is not None:
+                scratch.remove(self.scratch)
 
 
 ZYGOTES: dict[tuple, forking.Zygote] = {}  # the runner zygotes, by (side by side, isolation mode, Landlock ABI)
