@@ -117,6 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("names", nargs="*", help="assignments (default: all)")
     validate.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2)), help="parallel gradings")
     validate.add_argument("--out", type=Path, help="keep the graded results here")
+    validate.add_argument("--fresh-secrets", type=int, metavar="N",
+                          help="grade the hidden tests again under N fresh secrets (default 2; make test uses 1)")
     add_engine_arguments(validate)
 
     new = command("new", "instructors: scaffold a new assignment (docs/authoring.md)",

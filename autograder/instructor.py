@@ -72,6 +72,8 @@ def report(options) -> int:
 def validate(options) -> int:
     names = options.names or course.names()
     where = {"engine": options.engine, "address": options.address}
+    if options.fresh_secrets is not None:
+        where["fresh"] = options.fresh_secrets
     try:
         if options.out is not None:
             return 0 if checks.validate(names, options.out, options.jobs, **where) else 1

@@ -6,12 +6,16 @@ marked ``# unnamed:``) without the costly tests tagged in ``MUTANT_SKIP_TAGS``: 
 every mutant must be caught by a cheap test, and CI retrains only the reference; nor the runtime tests, but for
 mutants marked ``# slow`` (``autograder.grading.mutants``). Then, with the public tests only and the recorded
 expectations that students use: the reference (full public marks) and the skeleton (none). Then the hidden tests again,
-under ``FRESH_SECRETS`` instead of the committed one (a term's secret draws the hidden inputs): the reference must keep
+under fresh secrets instead of the committed one (a term's secret draws the hidden inputs): the reference must keep
 every point, no mutant may escape, and no hidden test's verdict on a subject may change with the secret, since a draw
 that does not exercise what its test checks (one key, where any scaling gives the same weights) passes a mistake under
 one secret only. Those runs skip the runtime tests too (their inputs are fixed shapes, and they are the costly ones)
 and name no mistake (``runner.make_oracle``'s ``verdicts``). It prints the matrix of which tests each subject fails;
 any broken expectation fails validation.
+
+How many fresh secrets (``fresh_secrets``, ``--fresh-secrets``): two by default, ``validate-fresh-1`` and
+``validate-fresh-2``; ``make test`` asks for one, within CI's time budget, and a maintainer who changes a hidden draw
+runs the default or more. Each secret is one more grading of every subject's hidden tests.
 """
 
 from __future__ import annotations
@@ -29,18 +33,26 @@ from autograder.grading import mutants
 from autograder.results import Results, points
 
 MUTANT_SKIP_TAGS = ("retraining",)
-FRESH_SECRETS = ("validate-fresh-1", "validate-fresh-2")
+FRESH_SECRETS = 2
 FRESH_SKIP_TAGS = ("retraining", "runtime")
 
 
-def validate(names: list[str], out: Path, workers: int, engine: str = "local", address: str | None = None) -> bool:
+def fresh_secrets(count: int) -> list[str]:
+    """The fresh secrets validate grades the hidden tests under: ``validate-fresh-1`` to ``validate-fresh-<count>``."""
+    return [f"validate-fresh-{number}" for number in range(1, count + 1)]
+
+
+def validate(names: list[str], out: Path, workers: int, engine: str = "local", address: str | None = None,
+             fresh: int = FRESH_SECRETS) -> bool:
     """Validate each assignment in ``names`` (results under ``out``), grading with ``engine`` (``grade_all``).
 
     Each reference is graded alone first: its timed tests (runtime ratios, retraining within a budget measured on an
     idle machine) must not share the cores with another grading (oversubscribed threads run many times slower).
     Everything else, of every assignment, is then one batch, the assignments whose reference took longest first: a
-    batch per assignment and kind waited for its slowest grading while the other cores had nothing to do.
+    batch per assignment and kind waited for its slowest grading while the other cores had nothing to do. ``fresh``:
+    how many fresh secrets the hidden tests are graded under again (``fresh_secrets``).
     """
+    secrets = fresh_secrets(fresh)
     cluster = {"engine": engine, "address": address}
     subjects = {}
     for name in names:
@@ -49,7 +61,7 @@ def validate(names: list[str], out: Path, workers: int, engine: str = "local", a
         subjects[name] = assignment, catalogue, _jobs(assignment, catalogue, out / name / "subjects")
     references = {name: grade_all([_named(jobs[0], name, "graded")], out, workers=1, oracle="live",
                                         progress=False, **cluster)[0] for name, (_, _, jobs) in subjects.items()}
-    runs = {name: _runs(name, assignment, jobs) for name, (assignment, _, jobs) in subjects.items()}
+    runs = {name: _runs(name, assignment, jobs, secrets) for name, (assignment, _, jobs) in subjects.items()}
     order = sorted(names, key=lambda name: -references[name].execution_time)
     everything = [(name, kind, job) for name in order for kind, jobs in runs[name].items() for job in jobs]
     graded = grade_all([job for _, _, job in everything], out, workers=workers, oracle="live", progress=False,
@@ -64,7 +76,7 @@ def validate(names: list[str], out: Path, workers: int, engine: str = "local", a
         results = collected[name]
         full = [_short(references[name]), *results.pop("graded")]
         problems = _judge(full, results.pop("replayed")) + _unnamed(full[2:], catalogue)
-        for number, secret in enumerate(FRESH_SECRETS):
+        for number, secret in enumerate(secrets):
             if f"fresh-{number + 1}" in results:
                 problems += _judge_secret(secret, full, results[f"fresh-{number + 1}"])
         print(_matrix(name, full))
@@ -89,14 +101,14 @@ def _jobs(assignment: course.Assignment, catalogue: list[mutants.Mutant], folder
                         skip_tags=MUTANT_SKIP_TAGS + (() if mutant.slow else ("runtime",))) for mutant in catalogue)]
 
 
-def _runs(name: str, assignment: course.Assignment, jobs: list[Job]) -> dict[str, list[Job]]:
+def _runs(name: str, assignment: course.Assignment, jobs: list[Job], secrets: list[str]) -> dict[str, list[Job]]:
     """What is graded after the reference, by kind (its results' folder): the skeleton and the mutants with every
     test; the reference and the skeleton with the public tests and the recorded expectations students use; every
-    subject's hidden tests under each fresh secret."""
+    subject's hidden tests under each of ``secrets``."""
     runs = {"graded": [_named(job, name, "graded") for job in jobs[1:]],
             "replayed": [_named(job, name, "replayed", public_only=True, oracle="replay") for job in jobs[:2]]}
     if assignment.hidden_dir.is_dir():
-        for number, secret in enumerate(FRESH_SECRETS):
+        for number, secret in enumerate(secrets):
             runs[f"fresh-{number + 1}"] = [_named(job, name, f"fresh-{number + 1}", secret=secret, hidden_only=True,
                                                   skip_tags=FRESH_SKIP_TAGS, oracle="verdicts") for job in jobs]
     return runs
