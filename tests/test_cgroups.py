@@ -135,7 +135,7 @@ def test_a_workers_children_share_its_memory_limit(mode, grouped, staged):
     student = _student(mode, grouped, 1536, staged)
     try:
         alive = student.probe.hold(10, 200)
-        group = student._sandbox.group
+        group = student._channel.group
         killed = group.oom_kills() if group else 0
     finally:
         student.close()
@@ -163,7 +163,7 @@ def test_nothing_a_worker_starts_leaves_its_group_or_lowers_its_oom_score(mode, 
     student = _student(mode, True, 1536, staged)
     try:
         tried, groups = eval(student.probe.leave())  # noqa: S307 - the probe's own repr of strings
-        names = {folder.name for folder in student._sandbox.group.folders.values()}
+        names = {folder.name for folder in student._channel.group.folders.values()}
     finally:
         student.close()
     assert "moved" not in tried and "lowered" not in tried and tried[-1] == "1000", tried

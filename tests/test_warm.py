@@ -69,10 +69,10 @@ SAME_RESULTS = textwrap.dedent("""
         answers[mode] = student.heavy.run()
         answers[mode + " frozen"] = student.heavy.frozen()
         answers[mode + " plots"] = student.heavy.plots()
-        answers[mode + " forked"] = type(student._sandbox.process).__name__ == "Forked"
+        answers[mode + " forked"] = type(student._channel.process).__name__ == "Forked"
         # Processes between the grader and the worker: none where forked; where started, a stand-by in namespaces mode.
         answers[mode + " pid"] = student.heavy.pid()
-        depth = len(psutil.Process(student._sandbox.pid).parents())
+        depth = len(psutil.Process(student._channel.pid).parents())
         answers[mode + " between"] = depth - len(psutil.Process().parents()) - 1
         student.close()
     shutil.rmtree(folder.parent)
@@ -109,7 +109,7 @@ PLOTLESS = textwrap.dedent("""
     (folder / "plain.py").write_text("import sys\\ndef plots():\\n    return 'matplotlib.pyplot' in sys.modules\\n")
     assert worker_zygote.start(plots=False) is not None
     student = Student(folder, [{"name": "plain"}], Limits(), Isolation.detect())
-    print(json.dumps({"plots": student.plain.plots(), "forked": type(student._sandbox.process).__name__ == "Forked"}))
+    print(json.dumps({"plots": student.plain.plots(), "forked": type(student._channel.process).__name__ == "Forked"}))
     student.close()
     shutil.rmtree(folder.parent)
 """)
@@ -145,7 +145,7 @@ SPARES = textwrap.dedent("""
     def worker():
         student = Student(folder, [{"name": "tiny"}], Limits(), Isolation.detect())
         answers["descriptors"] = student.tiny.descriptors()
-        return student, student.tiny.twice(21), student._sandbox.process.pid
+        return student, student.tiny.twice(21), student._channel.process.pid
 
     folder = Path(tempfile.mkdtemp(prefix="autograder-warm-")) / "submission"
     folder.mkdir()
@@ -312,7 +312,7 @@ SLOW_REPORT = textwrap.dedent("""
     (folder / "tiny.py").write_text("def twice(x):\\n    return 2 * x\\n")
     assert worker_zygote.start() is not None
     student = Student(folder, [{"name": "tiny"}], Limits(), Isolation.detect())
-    print(json.dumps({"answer": student.tiny.twice(21), "pid": student._sandbox.worker_pid}))
+    print(json.dumps({"answer": student.tiny.twice(21), "pid": student._channel.worker_pid}))
     student.close()
     shutil.rmtree(folder.parent)
 """)

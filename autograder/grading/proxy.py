@@ -116,7 +116,7 @@ class Student:
         self._spec = {"modules": modules, "forbidden": forbidden or []}
         self._limits = limits
         self._isolation = isolation
-        self._sandbox: Channel | None = None
+        self._channel: Channel | None = None
         self._generation = 0
         # Each loaded worker's output and where its calls' output begins (after what loading printed), by generation.
         self._captures: dict[int, tuple[OutputCapture, int]] = {}
@@ -155,10 +155,10 @@ class Student:
             raise GraderFailure(self.grader_problem)
         if self.broken:
             raise SubmissionBroken(self.broken)
-        if self._sandbox is not None and self._sandbox.alive:
-            return self._sandbox
-        if self._sandbox is not None:
-            self._sandbox.close()
+        if self._channel is not None and self._channel.alive:
+            return self._channel
+        if self._channel is not None:
+            self._channel.close()
             self._restarts += 1
             if self._restarts > MAX_RESTARTS:
                 last = "; ".join(self._stops[-3:]) or "it exited"
@@ -166,9 +166,9 @@ class Student:
                                f"times: {last}), so the remaining tests were not run")
                 raise SubmissionBroken(self.broken)
         started = time.monotonic()  # starting and loading have their own budget, not charged to the test
-        self._sandbox = Sandbox(self._root, self._spec, self._limits, self._isolation)
+        self._channel = Sandbox(self._root, self._spec, self._limits, self._isolation)
         try:
-            self._sandbox.start()
+            self._channel.start()
         except SandboxError as exc:
             self.grader_problem = f"the grader could not start the process that runs your code: {exc}"
             self.close()
@@ -179,7 +179,7 @@ class Student:
         self.seconds["starting"] += loading - started
         try:
             # Loading has its own budget and is not charged to the test that triggered it.
-            reply, blobs = self._sandbox.request({"op": "load"}, [], time.monotonic() + self.load_seconds)
+            reply, blobs = self._channel.request({"op": "load"}, [], time.monotonic() + self.load_seconds)
             value = protocol.decode(reply.get("value"), blobs) if reply.get("ok") else None
             self.seconds["loading"] += time.monotonic() - loading
         except protocol.ReadTimeout:
@@ -195,9 +195,9 @@ class Student:
                     self.deadline += time.monotonic() - started
                 warnings = value.get("warnings") if isinstance(value, dict) else None
                 self.load_warnings = [str(w) for w in warnings][:20] if isinstance(warnings, list) else []
-                if self._sandbox.capture is not None:
-                    self._captures[self._generation] = (self._sandbox.capture, self._sandbox.capture.settled_mark())
-                return self._sandbox
+                if self._channel.capture is not None:
+                    self._captures[self._generation] = (self._channel.capture, self._channel.capture.settled_mark())
+                return self._channel
             error = StudentError(f"importing {files}", reply.get("error") or {})
             self.broken = f"{error}\nFix this first: none of your code can be graded until it loads."
         raise SubmissionBroken(self.broken)
@@ -216,7 +216,7 @@ class Student:
 
     def output_mark(self) -> tuple[int, int]:
         """Where the output stands now: (generation, bytes) of the running worker, or (the next generation, -1)."""
-        if self._sandbox is None or self._generation not in self._captures:
+        if self._channel is None or self._generation not in self._captures:
             return (self._generation + 1, -1)
         return (self._generation, self._captures[self._generation][0].mark())
 
@@ -230,9 +230,9 @@ class Student:
         return RESTARTED.join(text for text in texts if text)
 
     def close(self) -> None:
-        if self._sandbox is not None:
-            self._sandbox.close()
-            self._sandbox = None
+        if self._channel is not None:
+            self._channel.close()
+            self._channel = None
 
     # ------------------------------------------------------------ requests
 
@@ -241,7 +241,7 @@ class Student:
                 device: str | None = None) -> Any:
         """Run ``op`` on ``target`` in the worker and return the decoded value; the worker puts tensor arguments
         on ``device`` when given."""
-        sandbox = self._ensure_worker()
+        channel = self._ensure_worker()
         if generation is not None and generation != self._generation:
             raise StudentCrashed(f"{label}: this object was lost when your code crashed or timed out "
                                  "earlier in this test")
@@ -253,7 +253,7 @@ class Student:
             header["grad_output"] = protocol.encode(grad_output, blobs, self._handle_node)
         started = time.monotonic()
         try:
-            reply, reply_blobs = sandbox.request(header, blobs, self._deadline())
+            reply, reply_blobs = channel.request(header, blobs, self._deadline())
             self.seconds["calls"] += time.monotonic() - started
         except protocol.ReadTimeout:
             waited = time.monotonic() - started
