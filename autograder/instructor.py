@@ -2,21 +2,17 @@
 
 The command line (``autograder.cli``) imports this module by name, only when one of them runs: the student copy of the
 harness holds neither it nor the layers it uses (batch, report, authoring), and a student's ``check`` or ``zip`` never
-loads them (the import contracts in pyproject.toml)."""
+loads them (the import contracts in pyproject.toml). Each command imports what only it needs when it runs: ``grade``
+would otherwise load torch (the build) and matplotlib (the report) before its first grading."""
 
 from __future__ import annotations
 
 import logging
 
 from autograder import course, scratch
-from autograder.authoring import build as builder
-from autograder.authoring import dist as packaging
-from autograder.authoring import leaks, scaffold
-from autograder.authoring import validate as checks
 from autograder.batch import engine, gradebook
 from autograder.batch.discovery import UnreadablePath, discover
 from autograder.batch.engine import EngineError
-from autograder.report import page
 from autograder.sandbox.isolation import Isolation
 
 log = logging.getLogger("autograder")
@@ -43,6 +39,8 @@ def grade(options) -> int:
     except EngineError as exc:
         log.error("error: %s", exc)
         return 2
+    from autograder.report import page  # matplotlib and copydetect: loaded once the gradings are done
+
     page.write(options.out, collected, {job.name: job.source for job in jobs})
     if not options.quiet:
         gradebook.print_summary(collected)
@@ -58,6 +56,8 @@ def grade(options) -> int:
 
 
 def report(options) -> int:
+    from autograder.report import page
+
     try:
         collected = page.read(options.results)
         sources = page.sources_for(collected, options.submissions) if options.submissions else None
@@ -70,6 +70,8 @@ def report(options) -> int:
 
 
 def validate(options) -> int:
+    from autograder.authoring import validate as checks
+
     names = options.names or course.names()
     where = {"engine": options.engine, "address": options.address}
     if options.fresh_secrets is not None:
@@ -85,6 +87,8 @@ def validate(options) -> int:
 
 
 def build(options) -> int:
+    from autograder.authoring import build as builder
+
     names = options.names or course.names()
     problems = builder.build(names, check=options.check)
     for problem in problems:
@@ -94,6 +98,9 @@ def build(options) -> int:
     return 1 if problems else 0
 
 def dist(options) -> int:
+    from autograder.authoring import dist as packaging
+    from autograder.authoring import leaks
+
     for name in options.names:
         course.load(name)  # an unknown name fails here, with the list of known ones
     try:
@@ -109,6 +116,9 @@ def dist(options) -> int:
     return 0
 
 def new(options) -> int:
+    from autograder.authoring import build as builder
+    from autograder.authoring import scaffold
+
     written = scaffold.create(options.name)
     problems = builder.build([options.name])
     for problem in problems:
