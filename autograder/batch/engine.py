@@ -41,7 +41,6 @@ class EngineError(Exception):
     message says what to do, and the command reports it in one line."""
 
 
-
 def grade_all(jobs: list[Job], out: Path, *, engine: str = "local", **options) -> list[Results]:
     """Grade every job into ``out/<name>/`` with the engine named ``engine`` (``Engine.grade_all`` lists the
     ``options``); return the results in job order. ``skip_tags`` apply to every job, in addition to each job's own."""
