@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import os
+import tempfile
 from dataclasses import dataclass, replace
 
 from autograder import scratch
@@ -21,7 +22,7 @@ class Isolation:
     of the allow-list every worker then enforces in any mode (0: none); ``seccomp``, whether every worker filters its
     system calls (``autograder.worker.confine``); ``cgroups``, the controllers of each worker's control group
     (``autograder.sandbox.cgroups``); ``problem`` says why student code cannot run at all (an interpreter the sandbox
-    uids cannot read, in ``permissions`` mode)."""
+    uids cannot read, or a temporary folder they cannot pass through, in ``permissions`` mode)."""
 
     mode: str = "limits"
     problem: str = ""
@@ -62,6 +63,12 @@ class Isolation:
             if answer.get("ready"):
                 return cls("namespaces", landlock=answer.get("landlock", 0))
         answer = _probe(cls("permissions", landlock=landlock))
+        if answer.get("unreachable"):
+            return cls("permissions", problem=(
+                f"grading as root without namespaces runs student code as an unprivileged user, who cannot reach its "
+                f"own folders in the temporary folder {tempfile.gettempdir()} ({', '.join(answer['unreachable'])}): "
+                "set TMPDIR to a folder every user may pass through (/tmp, or give o+x on it and each folder above "
+                "it)"))
         if not answer.get("ready") or answer.get("unreadable"):
             paths = ", ".join(answer.get("unreadable") or []) or answer.get("error", "the probe failed")
             return cls("permissions", problem=(
