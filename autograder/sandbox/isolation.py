@@ -15,6 +15,9 @@ from autograder.sandbox import cgroups
 from autograder.sandbox.config import LANDLOCK_ENV, NAMESPACES_ENV, PROBE, SECCOMP_ENV, Limits
 from autograder.sandbox.process import Sandbox, SandboxError
 
+ALONE = ("; one submission is graded at a time on this machine, for two side by side would share /dev/shm and System V "
+         "IPC")  # without namespaces (``permissions.graded_alone``)
+
 
 @dataclass(frozen=True)
 class Isolation:
@@ -119,10 +122,10 @@ class Isolation:
         if self.mode == "permissions" and self.landlock:
             return (f"own uid, resource limits and an allow-list of files ({landlock}: the interpreter, the submission "
                     "and a private /tmp; no TCP, no signals out), but no namespaces on this machine: /dev/shm is "
-                    "shared" + ("" if self.seccomp else " and UDP reachable"))
+                    "shared" + ("" if self.seccomp else " and UDP reachable") + ALONE)
         if self.mode == "permissions":
             return ("own uid and resource limits, but no namespaces on this machine: what student code must not "
-                    "read is protected by file permissions only, and files other users can read are readable")
+                    "read is protected by file permissions only, and files other users can read are readable" + ALONE)
         if self.landlock:
             return (f"not running as root: student code runs as your user, with resource limits and an allow-list of "
                     f"files ({landlock}: the interpreter, the submission and a private /tmp; no TCP, no signals "
