@@ -1,9 +1,10 @@
 """The allow-list a worker confines itself to with Landlock (``autograder/worker/confine.py``), in every mode this
 machine offers: outside it nothing can be read, listed or written even where mode bits allow it (a world-readable copy
 of the solutions elsewhere on disk, the checkout itself; as root in ``limits`` mode, everything), and there is no TCP,
-no abstract UNIX socket, no named socket in /dev/shm and no signal to the grader; inside it, what student code needs still works: its own files,
-its TMPDIR, /dev/shm (semaphores), /proc/self, devices, subprocesses and DataLoader workers. ``limits`` without
-Landlock is the control: there every probe succeeds, so each check can fail."""
+no abstract UNIX socket, no named socket in /dev/shm and no signal to the grader; inside it, what student code needs
+still works: its own files, its TMPDIR (a named socket too), /dev/shm (semaphores), /proc/self, devices, subprocesses
+and DataLoader workers. ``limits`` without Landlock is the control: there every probe succeeds, so each check can
+fail."""
 
 from __future__ import annotations
 
