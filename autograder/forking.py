@@ -64,6 +64,7 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
@@ -407,7 +408,8 @@ def _wait(link: socket.socket, middle: int, children: _Children) -> None:
 
 def _become(environment: dict, fds: list[int], child: Callable[[], None], prepared: set[int]) -> None:
     """In the spare handed a request: take the descriptors, drop everything else but what ``prepared`` opened (the
-    zygote's were closed before), then run ``child``."""
+    zygote's were closed before), then run ``child``. What ``child`` raises is printed on its stderr (its stdout) before
+    it exits, as a started interpreter would print it: a runner's log is where staff look for why it died."""
     try:
         os.setsid()
         targets = [0, 1, *range(3, 1 + len(fds))]
@@ -423,6 +425,11 @@ def _become(environment: dict, fds: list[int], child: Callable[[], None], prepar
         os.environ.clear()
         os.environ.update(environment)
         child()
+    except BaseException:
+        with contextlib.suppress(BaseException):
+            traceback.print_exc()
+            sys.stdout.flush()
+            sys.stderr.flush()
     finally:
         os._exit(1)
 

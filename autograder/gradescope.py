@@ -133,23 +133,25 @@ def _student(user: dict) -> Submitter:
 
 
 def students(source: Path) -> tuple[Submitter, ...]:
-    """Who made the submission at ``source``, when Gradescope says so; () when it does not.
+    """Who made the submission at ``source``, as Gradescope's "Export Submissions" says; () when it does not.
 
-    Two places are read: ``submission_metadata.json`` in the submission's folder (what Gradescope puts beside each
-    submission it grades), and ``submission_metadata.yml`` in a folder above it (what "Export Submissions" writes at
-    the top of its zip, keyed by each submission's folder name, ``submission_<id>``). Unreadable metadata is
-    ignored with a warning: the gradebook then has no names for that submission, and its grades are unchanged.
+    Only the grader's side names anyone: the ``submission_metadata.yml`` the export writes at its top, keyed by the
+    name of each submission's folder (``submission_<id>``), in a folder above the submission; the outermost one
+    within ``EXPORT_DEPTH`` decides, for a folder inside a submission is the student's and could hold one naming
+    anybody. So is a ``submission_metadata.json`` in the submission: never read (Gradescope's own, beside
+    ``/autograder/submission``, is ``run``'s, and names no one in results); the runner tells the student it was
+    ignored. Unreadable metadata is ignored with a warning: the gradebook then has no names for that submission, and
+    its grades are unchanged.
     """
     source = Path(source)
     try:
-        if source.is_dir() and (source / "submission_metadata.json").is_file():
-            return Metadata.read(source / "submission_metadata.json").students
-        for folder in list(source.parents)[:EXPORT_DEPTH]:
+        for folder in reversed(list(source.parents)[:EXPORT_DEPTH]):
             export = folder / "submission_metadata.yml"
             if export.is_file():
-                entry = (yaml.safe_load(export.read_text(encoding="utf-8")) or {}).get(source.stem) or {}
+                key = Path(source.relative_to(folder).parts[0]).stem  # the export's folder (or zip) holding it
+                entry = (yaml.safe_load(export.read_text(encoding="utf-8")) or {}).get(key) or {}
                 return tuple(_student(user) for user in entry.get(":submitters") or entry.get("submitters") or [])
-    except (MetadataError, OSError, yaml.YAMLError, AttributeError, TypeError) as exc:
+    except (OSError, yaml.YAMLError, AttributeError, TypeError) as exc:
         log.warning("ignoring the Gradescope metadata of %s: %s", source, exc)
     return ()
 

@@ -240,3 +240,19 @@ def _check_members(members: list[zipfile.ZipInfo]) -> None:
                                   "create the zip from inside your folder")
         if stat.S_ISLNK(member.external_attr >> 16):
             raise SubmissionError(f"the zip contains a symbolic link {member.filename!r}; zip the files themselves")
+
+
+METADATA = ("submission_metadata.json", "submission_metadata.yml")  # Gradescope's names for who made a submission
+METADATA_DEPTH = 3  # how deep in a submission a file with one of those names is looked for
+
+
+def metadata_files(root: Path) -> list[str]:
+    """Which of Gradescope's metadata names (``METADATA``) the staged submission ``root`` holds, to ``METADATA_DEPTH``
+    folders down: who made a submission comes from the grader's side only (``autograder.gradescope.students``), so
+    these files are ignored, and the student is told (by these fixed names: a folder's name is the student's)."""
+    found = set()
+    for dirpath, dirnames, filenames in os.walk(root):
+        depth = len(Path(dirpath).relative_to(root).parts)
+        dirnames[:] = [] if depth + 1 >= METADATA_DEPTH else dirnames
+        found.update(name for name in filenames if name in METADATA)
+    return sorted(found)

@@ -1,9 +1,10 @@
 """The allow-list a worker confines itself to with Landlock (``autograder/worker/confine.py``), in every mode this
 machine offers: outside it nothing can be read, listed or written even where mode bits allow it (a world-readable copy
 of the solutions elsewhere on disk, the checkout itself; as root in ``limits`` mode, everything), and there is no TCP,
-no abstract UNIX socket and no signal to the grader; inside it, what student code needs still works: its own files,
-its TMPDIR, /dev/shm (semaphores), /proc/self, devices, subprocesses and DataLoader workers. ``limits`` without
-Landlock is the control: there every probe succeeds, so each check can fail."""
+no abstract UNIX socket, no named socket in /dev/shm and no signal to the grader; inside it, what student code needs
+still works: its own files, its TMPDIR (a named socket too), /dev/shm (semaphores), /proc/self, devices, subprocesses
+and DataLoader workers. ``limits`` without Landlock is the control: there every probe succeeds, so each check can
+fail."""
 
 from __future__ import annotations
 
@@ -65,6 +66,14 @@ def _abstract(name):
     with socket.socket(socket.AF_UNIX) as connection:
         connection.connect("\0" + name)
     return name
+
+
+def _named_socket(folder):
+    path = os.path.join(os.environ["TMPDIR"] if folder == "TMPDIR" else folder, f"socket-{os.getpid()}")
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(path)
+    os.unlink(path)
+    return path
 
 
 def _signal(pid):
@@ -143,11 +152,13 @@ def test_outside_the_allow_list_nothing_is_reachable_inside_it_everything_needed
             "a world-writable folder": attempt("write", str(planted)),
             "a TCP port of the machine": attempt("tcp", outside["port"]),
             "an abstract UNIX socket": attempt("abstract", outside["name"]),
+            "a named socket in /dev/shm, which workers share without namespaces": attempt("named_socket", "/dev/shm"),
             "the grader's process": attempt("signal", os.getpid()),
         }
         needed = {
             "its own file": attempt("read", "probe.py"),
             "its TMPDIR": attempt("tmp"),
+            "a named socket in its TMPDIR (multiprocessing's managers)": attempt("named_socket", "TMPDIR"),
             "a semaphore in /dev/shm": attempt("semaphore"),
             "/proc/self": attempt("read", "/proc/self/status"),
             "/dev/urandom": attempt("read", "/dev/urandom"),

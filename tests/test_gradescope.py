@@ -159,10 +159,12 @@ _probe_the_sandbox()
 
 
 def test_a_correct_submission_gets_full_marks_and_the_tree_stays_unreadable(gradescope_zips, tmp_path):
-    """The reference, plus code that fails to import if it can read the source, the metadata or the results."""
+    """The reference, plus code that fails to import if it can read the source, the metadata or the results, and a
+    forged metadata file of its own (ignored: the attempt and id are Gradescope's)."""
     files = reference_files("masking")
     root = fake_tree(tmp_path, gradescope_zips["masking"], {})
     files["masking.py"] += PROBE.format(root=str(root)) if is_root else ""
+    files["submission_metadata.json"] = json.dumps({**METADATA, "id": 1, "users": [{"name": "Mallory Forger"}]})
     for name, text in files.items():
         (root / "submission" / name).write_text(text)
     data, seconds, stdout = run_autograder(root)
@@ -174,6 +176,7 @@ def test_a_correct_submission_gets_full_marks_and_the_tree_stays_unreadable(grad
     assert extra["attempt"] == 3 and extra["submitted_at"] == "2030-03-01T10:00:00-08:00"
     assert extra["late"] is False and extra["previous_best_score"] == 30.5 and extra["gradescope_submission_id"] == 4242
     assert "student@example.com" not in json.dumps(data) and "A Student" not in json.dumps(data)
+    assert "Ignored: submission_metadata.json in your submission" in results.output  # Gradescope's own file decides
     visible = [t for t in results.tests if t.visibility == "visible"]
     withheld = [t for t in results.tests if t.visibility == "after_due_date"]
     assert withheld, "masking has hidden tests"

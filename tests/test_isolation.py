@@ -30,6 +30,7 @@ from autograder import course
 from autograder.authoring import leaks
 from autograder.batch.discovery import discover
 from autograder.batch.engine import grade_all
+from autograder.gradescope import students
 from autograder.results import Results
 from autograder.sandbox import permissions
 from autograder.sandbox.isolation import Isolation
@@ -52,6 +53,7 @@ class Graded:
     connections: list[bytes] = field(default_factory=list)
     datagrams: list[bytes] = field(default_factory=list)
     secret: str = ""
+    named: dict[str, tuple] = field(default_factory=dict)  # whom the gradebook would credit, by case
 
 
 class Listener:
@@ -158,7 +160,8 @@ def graded(request, tmp_path_factory) -> Graded:
     graded = Graded(mode=mode, results={c.label: results[c.label] for c in CASES},
                     bases={key: results[path.name] for key, path in base_paths.items()}, out=base / "out",
                     processes=processes, files=files, connections=list(listener.received),
-                    datagrams=list(listener.datagrams), secret=secret)
+                    datagrams=list(listener.datagrams), secret=secret,
+                    named={case.label: students(path) for case, path in zip(CASES, paths, strict=True)})
     _write_table(graded)
     return graded
 
@@ -236,6 +239,12 @@ def test_nothing_hidden_reaches_the_student(graded, hidden, case: Case):
         assert text in seen, f"{case.label} should say {text!r}"
     for text in case.absent:
         assert text not in seen, f"{case.label} should not say {text!r}"
+
+
+def test_no_submission_names_its_author(graded):
+    """Only the grader's side names students (an export's metadata, absent here): a submission's own metadata names
+    no one (``forged_identity``)."""
+    assert not {label: named for label, named in graded.named.items() if named}
 
 
 def test_the_references_keep_their_marks(graded):

@@ -92,7 +92,8 @@ def test_finetune_check_names_each_rule(reference, name, error):
 
 
 def test_predictions_are_read_as_plain_files_only(tmp_path):
-    """A link (to the hidden labels, say) planted by the student's code is refused, never followed."""
+    """A link (to the hidden labels, say) planted by the student's code is refused, never followed; a folder or a pipe
+    of that name is the student's mistake, named, and never the grader's (IsADirectoryError before)."""
     labels = tmp_path / "labels.tsv"
     labels.write_text("Where was A born?\tUlm\n")
     (tmp_path / "plain.predictions").write_text("Ulm\n")
@@ -100,6 +101,11 @@ def test_predictions_are_read_as_plain_files_only(tmp_path):
     assert common.read_plain_text(tmp_path / "plain.predictions") == "Ulm\n"
     with pytest.raises(AssertionError, match="cannot be read"):
         common.read_plain_text(tmp_path / "link.predictions")
+    (tmp_path / "folder.predictions").mkdir()
+    os.mkfifo(tmp_path / "pipe.predictions")
+    for name, kind in (("folder.predictions", "a folder"), ("pipe.predictions", "not a plain file")):
+        with pytest.raises(AssertionError, match=f"{name} is {kind}: hand in the text file that run.py evaluate"):
+            common.read_plain_text(tmp_path / name)
 
 
 def test_predictions_threshold_is_clearly_above_the_baseline():

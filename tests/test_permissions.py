@@ -4,6 +4,7 @@ own pool, so two graders with disjoint pools (``AUTOGRADER_UIDS``) on one machin
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -13,6 +14,7 @@ import pytest
 from conftest import needs_root
 
 from autograder.sandbox import permissions
+from autograder.sandbox.isolation import Isolation
 
 POOL_OF_TWO = {**os.environ, "AUTOGRADER_UIDS": "62100-62101"}
 OUTSIDE = 62102  # a uid next to that pool, as another grader's worker would hold
@@ -76,3 +78,21 @@ def test_a_submission_is_never_handed_over_in_a_folder_every_user_may_write(tmp_
         staged.rmdir()
     assert os.stat("/tmp").st_mode == before
     assert os.stat(tmp_path).st_mode & 0o7777 == 0o1777
+
+
+@needs_root
+def test_a_temporary_folder_the_sandbox_users_cannot_pass_through_is_the_graders_problem(monkeypatch):
+    """Without namespaces a worker reaches its folders by their paths, through the grader's TMPDIR: where a sandbox
+    uid cannot pass through it, the probe says so and what to do (before, every submission and the reference "did
+    not load")."""
+    closed = Path(tempfile.mkdtemp(prefix="test-closed-", dir="/tmp"))  # mode 0700: no other user passes
+    monkeypatch.setenv("AUTOGRADER_NAMESPACES", "0")
+    monkeypatch.setenv("TMPDIR", str(closed))
+    monkeypatch.setattr(tempfile, "tempdir", str(closed))
+    try:
+        problem = Isolation._confinement().problem
+        assert f"the temporary folder {closed}" in problem and "set TMPDIR to a folder every user may pass" in problem
+        os.chmod(closed, 0o711)
+        assert Isolation._confinement().problem == ""
+    finally:
+        shutil.rmtree(closed)

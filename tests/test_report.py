@@ -34,6 +34,7 @@ pytestmark = pytest.mark.slow
 
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 NAMES = {"1": "Ada Lovelace", "2": "Alan Turing", "3": "Grace Hopper", "4": "Edsger Dijkstra"}
+FORGED = {"id": 3, "users": [{"name": "Mallory Forger", "email": "m@uni.example", "id": 99}]}
 SECTIONS = ("scores", "tests", "mistakes", "figures", "not-graded", "similarity")
 
 
@@ -56,6 +57,7 @@ def batch(tmp_path_factory) -> tuple[Path, Path, dict[str, Results]]:
     metadata = {f"submission_{n}": {":submitters": [{":name": name, ":sid": f"s{n}00", ":email": f"u{n}@uni.example"}]}
                 for n, name in NAMES.items()}
     (export / "submission_metadata.yml").write_text(yaml.safe_dump(metadata))
+    (export / "submission_3" / "submission_metadata.json").write_text(json.dumps(FORGED))  # the student's own
     out = root / "results"
     assert main(["grade", str(export), "--out", str(out), "--assignment", "masking", "--jobs", "2", "--quiet"]) == 0
     return export, out, {results.submission: results for results in page.read(out)}
@@ -73,6 +75,8 @@ def test_a_batch_writes_the_report_and_gradebooks_per_assignment(batch):
     assert rows[0].startswith("submission,student_name,student_email,student_id,assignment,score")
     assert any(row.startswith("submission_1,Ada Lovelace,u1@uni.example,s100,masking,") for row in rows)
     assert len(rows) == 1 + len(NAMES)
+    assert any(row.startswith("submission_3,Grace Hopper,") for row in rows) and "Mallory" not in "".join(rows)
+    assert "Ignored: submission_metadata.json in your submission" in results["submission_3"].output
 
     html = (out / "report.html").read_text()
     for fragment in (mistaken.extra_data["mistake"], "submission_2", "does not load", "time ratio",
@@ -101,13 +105,19 @@ def test_report_rewrites_from_the_results_folder_and_says_what_it_needs(batch, t
         assert says in caplog.text and len(caplog.records) == 1, caplog.text
 
 
-def test_students_from_the_metadata_beside_a_submission(tmp_path):
-    folder = tmp_path / "submission"
-    folder.mkdir()
-    users = [{"name": "Ada Lovelace", "email": "ada@uni.example", "id": 11},
-             {"name": "Alan Turing", "email": "", "id": 12}]
-    (folder / "submission_metadata.json").write_text(json.dumps({"id": 5, "users": users}))
-    assert students(folder) == (Submitter("Ada Lovelace", "ada@uni.example", "11"), Submitter("Alan Turing", "", "12"))
+def test_students_come_from_the_exports_metadata_never_from_a_submission(tmp_path):
+    """The export's ``submission_metadata.yml`` names the students; a student's own metadata (a json in the folder,
+    or a yml beside files they nested a folder down) does not, whatever it says."""
+    export = tmp_path / "export"
+    inner = export / "submission_5" / "inner"
+    inner.mkdir(parents=True)
+    (inner / "submission_metadata.json").write_text(json.dumps(FORGED))
+    assert students(inner) == ()
+    forged = {"inner": {":submitters": [{":name": "Mallory Forger"}]}}
+    (export / "submission_5" / "submission_metadata.yml").write_text(yaml.safe_dump(forged))
+    (export / "submission_metadata.yml").write_text(yaml.safe_dump(
+        {"submission_5": {":submitters": [{":name": "Ada Lovelace", ":email": "ada@uni.example", ":sid": "11"}]}}))
+    assert students(inner) == students(export / "submission_5") == (Submitter("Ada Lovelace", "ada@uni.example", "11"),)
     assert students(tmp_path / "elsewhere") == ()
 
 

@@ -24,7 +24,7 @@ from autograder import course, forking, protocol
 from autograder.batch.discovery import Job
 from autograder.batch.engine import grade_all
 from autograder.batch.jobs import grade_job
-from autograder.batch.runners import ZYGOTES, close_zygotes
+from autograder.batch.runners import ZYGOTES, Runners, close_zygotes
 from autograder.sandbox.config import Limits
 from autograder.sandbox.isolation import Isolation
 from autograder.sandbox.process import Sandbox, SandboxError
@@ -375,3 +375,18 @@ def test_a_batch_collects_what_its_runners_leave_as_it_goes(tmp_path, monkeypatc
         done.set()
         watcher.join()
     assert most[0] <= 3, f"{most[0]} zombies at once: at most what the last runner left, and a runner's own exit"
+
+
+def test_a_forked_runner_that_raises_leaves_its_traceback_in_runner_log(tmp_path, monkeypatch):
+    """A forked child ends in ``os._exit`` whatever happens: what it raised reaches its log, as a started runner's
+    does (the feedback of a runner that died sends staff to runner.log)."""
+    monkeypatch.setenv("AUTOGRADER_COLD", "0")
+    runners = Runners(Isolation.detect())
+    with runners.stop_on_signals(), open(tmp_path / "runner.log", "wb") as log:
+        process = runners.start({"assignment": "no-such-assignment", "submission": str(tmp_path), "name": "x"}, log)
+        assert isinstance(process, forking.Forked)
+        process.wait(timeout=60)
+        runners.finish(process)
+    written = (tmp_path / "runner.log").read_text()
+    assert process.returncode != 0 and "Traceback (most recent call last)" in written
+    assert "no-such-assignment" in written.splitlines()[-1], written

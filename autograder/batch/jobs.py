@@ -1,7 +1,8 @@
 """Grading one job in a runner process of its own (``python -m autograder.grading.runner``, its job on stdin), so that
-a submission that brings its grading process down cannot affect the others. When a runner dies or overruns its hard
-limit, the batch completes its results file itself (``completed``): every test the runner collected is listed, the
-unfinished ones at zero, so the maximum does not shrink."""
+a submission that brings its grading process down cannot affect the others; without namespaces, one at a time
+(``permissions.graded_alone``). When a runner dies or overruns its hard limit, the batch completes its results file
+itself (``completed``): every test the runner collected is listed, the unfinished ones at zero, so the maximum does
+not shrink."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from autograder.batch.discovery import Job
 from autograder.batch.runners import Runners
 from autograder.course import SECRET_ENV
 from autograder.results import Results, Status, TestResult
+from autograder.sandbox import permissions
 from autograder.sandbox.isolation import Isolation
 
 HARD_LIMIT_MARGIN = 120.0
@@ -53,16 +55,21 @@ def grade_job(job: Job, out_dir: Path, *, public_only: bool = False, oracle: str
         spec["secret"] = secret
     limit = assignment.submission_timeout + HARD_LIMIT_MARGIN
     problem = ""
-    with open(out_dir / "runner.log", "wb") as log:
-        process = runners.start(spec, log)
-    try:
-        process.wait(timeout=limit)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-        problem = f"grading did not finish within {limit:g} s"
-    runners.finish(process)
+    alone = permissions.graded_alone() if runners.isolation.mode == "permissions" else contextlib.nullcontext()
+    with alone:
+        if runners.stopping:  # while it waited for the submission graded before it: not graded at all
+            shutil.rmtree(out_dir, ignore_errors=True)
+            return None
+        with open(out_dir / "runner.log", "wb") as log:
+            process = runners.start(spec, log)
+        try:
+            process.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            problem = f"grading did not finish within {limit:g} s"
+        runners.finish(process)
     if not problem and process.returncode != 0:
         problem = ("the grader was stopped" if runners.stopping
                    else f"the grading process failed (exit status {process.returncode})")

@@ -34,6 +34,8 @@ def grade_all(jobs: list[Job], out: Path, *, workers: int = 1, public_only: bool
         permissions.protect_checkout(REPO_ROOT)
         for path in (out, *(job.source for job in jobs)):
             permissions.protect(path)
+    if isolation.mode == "permissions":  # one at a time (``permissions.graded_alone``): no thread waits for its turn
+        workers = 1
     bar = progress_bar(len(jobs), progress)
     runners = Runners(isolation, side_by_side=workers > 1 and len(jobs) > 1, huge_pages=len(jobs) > 1)
     finished: dict[int, Results] = {}

@@ -40,7 +40,7 @@ from autograder.sandbox import permissions
 from autograder.sandbox import zygote as worker_zygote
 from autograder.sandbox.isolation import Isolation
 from autograder.sandbox.reaping import become_subreaper
-from autograder.submission import SubmissionError, stage
+from autograder.submission import SubmissionError, metadata_files, stage
 
 # What a job may say: the assignment, the submission (a folder or zip) and its name in the results, where to write
 # (out), public (or hidden) tests only, the oracle mode, where to record expectations (record_to), tags of tests not
@@ -93,6 +93,7 @@ def grade_one(assignment: course.Assignment, source: Path, out_dir: Path | None,
     except SubmissionError as exc:
         broken = f"Your submission could not be graded: {exc}."
     written = manual_results(assignment, root)  # read now: the staged copy is deleted after grading
+    ignored = ignored_metadata(root)
     phases["staging"], mark = time.monotonic() - mark, time.monotonic()
     results.extra_data["isolation"] = isolation.note()
     student = Student(root, assignment.modules, assignment.limits, isolation, assignment.forbidden, broken,
@@ -125,6 +126,7 @@ def grade_one(assignment: course.Assignment, source: Path, out_dir: Path | None,
     oracle.save()
     results.extra_data["phases"] = timings(phases, session, oracle, plugin)
     _finish(results, plugin, session, code, broken, violations, assignment)
+    results.output = "\n\n".join(part for part in (results.output, ignored) if part)
     results.tests += written
     results.execution_time = time.monotonic() - started
     if out_dir is not None:
@@ -204,6 +206,15 @@ def _finish(results: Results, plugin: GradingPlugin, session: Session, code, bro
         notes.append(f"The grader itself failed (pytest exit code {int(code)}); tell the course staff.")
         session.log.append(f"pytest exit code {int(code)}")
     results.output = "\n\n".join(notes)
+
+
+def ignored_metadata(root: Path | None) -> str:
+    """The line that tells a student the metadata files in their submission were ignored (``metadata_files``)."""
+    found = metadata_files(root) if root is not None else []
+    if not found:
+        return ""
+    return (f"Ignored: {', '.join(found)} in your submission. Who made a submission is taken from Gradescope's own "
+            "records only, never from a file in it; remove it from what you hand in.")
 
 
 def carried_notes(assignment: course.Assignment, broken: str) -> list[str]:

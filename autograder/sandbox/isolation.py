@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import functools
 import os
+import tempfile
 from dataclasses import dataclass, replace
 
 from autograder import scratch
 from autograder.sandbox import cgroups
 from autograder.sandbox.config import LANDLOCK_ENV, NAMESPACES_ENV, PROBE, SECCOMP_ENV, Limits
 from autograder.sandbox.process import Sandbox, SandboxError
+
+ALONE = ("; one submission is graded at a time on this machine, for two side by side would share /dev/shm and System V "
+         "IPC")  # without namespaces (``permissions.graded_alone``)
 
 
 @dataclass(frozen=True)
@@ -21,7 +25,7 @@ class Isolation:
     of the allow-list every worker then enforces in any mode (0: none); ``seccomp``, whether every worker filters its
     system calls (``autograder.worker.confine``); ``cgroups``, the controllers of each worker's control group
     (``autograder.sandbox.cgroups``); ``problem`` says why student code cannot run at all (an interpreter the sandbox
-    uids cannot read, in ``permissions`` mode)."""
+    uids cannot read, or a temporary folder they cannot pass through, in ``permissions`` mode)."""
 
     mode: str = "limits"
     problem: str = ""
@@ -62,6 +66,12 @@ class Isolation:
             if answer.get("ready"):
                 return cls("namespaces", landlock=answer.get("landlock", 0))
         answer = _probe(cls("permissions", landlock=landlock))
+        if answer.get("unreachable"):
+            return cls("permissions", problem=(
+                f"grading as root without namespaces runs student code as an unprivileged user, who cannot reach its "
+                f"own folders in the temporary folder {tempfile.gettempdir()} ({', '.join(answer['unreachable'])}): "
+                "set TMPDIR to a folder every user may pass through (/tmp, or give o+x on it and each folder above "
+                "it)"))
         if not answer.get("ready") or answer.get("unreadable"):
             paths = ", ".join(answer.get("unreadable") or []) or answer.get("error", "the probe failed")
             return cls("permissions", problem=(
@@ -112,10 +122,10 @@ class Isolation:
         if self.mode == "permissions" and self.landlock:
             return (f"own uid, resource limits and an allow-list of files ({landlock}: the interpreter, the submission "
                     "and a private /tmp; no TCP, no signals out), but no namespaces on this machine: /dev/shm is "
-                    "shared" + ("" if self.seccomp else " and UDP reachable"))
+                    "shared" + ("" if self.seccomp else " and UDP reachable") + ALONE)
         if self.mode == "permissions":
             return ("own uid and resource limits, but no namespaces on this machine: what student code must not "
-                    "read is protected by file permissions only, and files other users can read are readable")
+                    "read is protected by file permissions only, and files other users can read are readable" + ALONE)
         if self.landlock:
             return (f"not running as root: student code runs as your user, with resource limits and an allow-list of "
                     f"files ({landlock}: the interpreter, the submission and a private /tmp; no TCP, no signals "

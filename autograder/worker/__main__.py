@@ -4,7 +4,8 @@
 reply pipe: ``{"pid": N}`` (the worker as the grader sees it), then ``{"ready": true}`` once
 the worker is confined and can import the submission, or ``{"ready": false, "error": ...}`` when the sandbox could
 not be set up (a grader problem). A probe (``spec["probe"]``) stops after the handshake and reports what of the
-interpreter the confined worker cannot read, and the Landlock ABI it enforced (0: none, or one that did not work).
+interpreter the confined worker cannot read, which of its own folders it cannot use, and the Landlock ABI it enforced
+(0: none, or one that did not work).
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ def run(requests: int, replies: int) -> None:
         os._exit(70)
     if spec.get("probe"):
         landlock = view["landlock"] if view["landlock"] and _denied("/") else 0
-        protocol.write_frame(replies, {"ready": True, "unreadable": _unreadable(interpreter), "landlock": landlock})
+        protocol.write_frame(replies, {"ready": True, "unreadable": _unreadable(interpreter), "landlock": landlock,
+                                       "unreachable": _unreachable([view["cwd"], view["tmp"]])})
         os._exit(0)
     _settle(view)
 
@@ -90,6 +92,12 @@ def _unreadable(paths: list[str]) -> list[str]:
     """Those of the interpreter's ``paths`` this (confined) process cannot read: where permissions alone cannot
     run it."""
     return [path for path in paths if not os.access(path, os.R_OK | (os.X_OK if os.path.isdir(path) else 0))]
+
+
+def _unreachable(folders: list[str]) -> list[str]:
+    """Those of its own ``folders`` this (confined) process cannot use by their paths, as a worker imports and writes:
+    the grader's temporary folder lies above them, and a sandbox uid must be able to pass through it."""
+    return [path for path in folders if not os.access(path, os.R_OK | os.W_OK | os.X_OK)]
 
 
 def _denied(path: str) -> bool:

@@ -24,8 +24,10 @@ system's, the interpreter's and the virtual environment's folders and /proc, rea
 and on a GPU machine write /proc too (CUDA names its threads in ``/proc/PID/task/TID/comm`` as it starts: refused,
 ``cuInit`` fails with error 304; as a sandbox uid, whose /proc files are root's since it changed uid, that is all
 it may write there, while in ``limits`` it may write what its user may: that user's processes' files),
-everything in the worker's own copy, its TMPDIR and /dev/shm; no TCP (nor UDP, on kernels whose Landlock covers it),
-no abstract UNIX socket and no signal outside the worker's own processes. It is what makes ``permissions`` and
+everything in the worker's own copy and its TMPDIR, and in /dev/shm everything but making a named socket or a FIFO
+(without namespaces every worker shares it: a socket there carried answers between two submissions graded side by
+side); no TCP (nor UDP, on kernels whose Landlock covers it), no abstract UNIX socket and no signal outside the
+worker's own processes. It is what makes ``permissions`` and
 ``limits`` an allow-list too: a world-readable copy of the solutions elsewhere on the machine, or the instructor's
 files in ``limits``, are not readable, whatever the mode bits say. landlockpy makes the calls and drops what the
 running kernel's ABI lacks; the ruleset is built while the process may still open any path, and enforced last, while
@@ -195,7 +197,8 @@ def _allow_list(view: dict, wanted: int) -> landlockpy.Ruleset | None:
         rights = {**dict.fromkeys([*_readable(), *(f"/{name}" for name in TOP_LEVEL)], READ),
                   "/proc": READ | (AccessFS.WRITE_FILE if gpu else 0),  # CUDA names its threads there
                   **dict.fromkeys(devices, DEVICE),
-                  **dict.fromkeys([view["cwd"], view["tmp"], "/dev/shm"], ruleset.handled_fs)}
+                  **dict.fromkeys([view["cwd"], view["tmp"]], ruleset.handled_fs),
+                  "/dev/shm": ruleset.handled_fs & ~(AccessFS.MAKE_SOCK | AccessFS.MAKE_FIFO)}
         for path, access in rights.items():
             if os.path.exists(path):
                 ruleset.allow_path(path, access if os.path.isdir(path) else access & FILE)

@@ -356,10 +356,15 @@ def read_plain_text(path: Path) -> str:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as exc:
-        raise AssertionError(f"{path.name} cannot be read ({exc.strerror}); hand in a plain text file") from None
+        raise AssertionError(f"{path.name} cannot be read ({exc.strerror}); hand in the plain text file that "
+                             "run.py evaluate writes") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:  # checked before a file object: a folder refuses one
+        os.close(fd)
+        kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a plain file"
+        raise AssertionError(f"{path.name} is {kind}: hand in the text file that run.py evaluate writes (one answer a "
+                             "line), or no file of that name")
     with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        assert stat.S_ISREG(info.st_mode) and info.st_nlink == 1, f"{path.name} is not a plain file"
         data = handle.read(MAX_BYTES + 1)
     assert len(data) <= MAX_BYTES, f"{path.name} is larger than {MAX_BYTES >> 20} MB; write one short answer a line"
     try:

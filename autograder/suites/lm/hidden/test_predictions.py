@@ -36,13 +36,14 @@ def test_predictions_files(student, parts):
     baseline = majority_answer([answer for _, answer in read_pairs(train)])
     needed = common.baseline_threshold(labels, baseline)
     for path in files:
+        answers = None
         with parts(f"{path.name}: one answer per question"):
             answers = common.read_plain_text(path).splitlines()
             assert len(answers) == len(labels), (
                 f"{path.name} has {len(answers)} lines for the {len(labels)} questions of data/birth_test_inputs.tsv; "
                 f"write one answer per question, in order, with `{COMMAND}`")
         with parts(f"{path.name}: exact match above the majority baseline", 2):
-            assert len(answers) == len(labels), f"{path.name} cannot be scored (see above)"
+            assert answers is not None and len(answers) == len(labels), f"{path.name} cannot be scored (see above)"
             correct, total = exact_match(answers, labels)
             parts.figure(f"{path.name} exact match", correct / total, at_least=needed)
             assert correct / total >= needed, (
