@@ -159,7 +159,7 @@ def _finish(results: Results, plugin: GradingPlugin, session: Session, code, bro
     notes = []
     results.set_status(Status.GRADED)
     if broken:
-        notes.append(sinks.inline(broken))  # it names the submission's files
+        notes.append(sinks.line(broken))  # it quotes the submission's file names: one line starts no heading
         results.set_status(Status.NOT_GRADED, broken.removeprefix("Your submission could not be graded: "))
     elif session.student.grader_problem:
         results.set_status(Status.GRADER_FAILED, session.student.grader_problem[:300])
