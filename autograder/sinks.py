@@ -26,8 +26,9 @@ _SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]?|\x9b[0-?]*[ -/]*[@-~]?|\x1b\][
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")  # OWASP's CSV injection: a cell starting with these is a formula
 # What starts emphasis, code, links, HTML, entities, headings, table cells, strikethrough or math (a backslash escapes
-# any ASCII punctuation in CommonMark; the rest, as "." or "(", means nothing inside a line and is left readable).
-_MARKDOWN = re.compile(r"([\\`*_{}\[\]<>#|~&$])")
+# any ASCII punctuation in CommonMark; the rest, as "." or "(", means nothing inside a line and is left readable). An
+# underscore run inside a word ("causal_mask") cannot start or end emphasis in CommonMark, and stays as it is.
+_MARKDOWN = re.compile(r"[\\`*{}\[\]<>#|~&$]|(?<!\w)_++|(?<!_)_++(?!\w)")
 _BACKTICKS = re.compile(r"`+")
 
 
@@ -83,7 +84,7 @@ def inline(text: str) -> str:
     """Markdown inside a line (a heading, a sentence, a table cell), where a fence does not fit: whitespace runs
     (newlines included) become one space and the characters that mean something there are escaped, so the text
     starts no heading, emphasis, link, HTML, table cell or code span."""
-    return _MARKDOWN.sub(r"\\\1", line(text))
+    return _MARKDOWN.sub(lambda found: "".join("\\" + c for c in found[0]), line(text))
 
 
 def plot_text(text: str) -> str:

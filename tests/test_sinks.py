@@ -39,7 +39,8 @@ CORPUS = [
     '=HYPERLINK("http://x.example","click")', "+1", "-2+3", "@SUM(A1:A2)", "\t=1+1", "\r=1+1", "  =1+1",
     "clear\x1b[2J\x1b[H", "a \x1b]8;;http://x.example\x07link\x1b]8;;\x07", "over\rwrite", "back\x08space", "nul\x00",
     "del\x7f", "c1 \x9b31m", "bell\x07", "[/]", "[bold red]loud", "[link=http://x.example]click[/link]", "trailing\\",
-    FORGED, "~~~\n# forged\n~~~", "## [PASS] forged", "**Score: 100**", "`````", "| a | b |",
+    FORGED, "~~~\n# forged\n~~~", "## [PASS] forged", "**Score: 100**", "__Score: 100__", "_a_ snake_case", "`````",
+    "| a | b |",
     "<script>window.pwned = 1</script>", '<img src=x onerror="window.pwned = 2">', "</textarea></pre>", "&amp; &",
     r"$\frac{1}{0}$", "$$", r"\$", r"$\undefinedcommand$", "long " + "x" * 5000, "abc\u202edcba\u2066",
 ]
