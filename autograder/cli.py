@@ -19,7 +19,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markdown import Markdown
 
-from autograder import course
+from autograder import course, sinks
 from autograder.results import STOPPED, Status
 from autograder.sandbox import zygote as worker_zygote
 
@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     options = parser.parse_args(argv)
     if getattr(options, "address", None) and options.engine != "ray":
         parser.error("--address is the Ray cluster's: add --engine ray")
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    logging.basicConfig(level=logging.INFO, handlers=[sinks.log_handler()])
     handler = getattr(options, "handler", COMMANDS.get(options.command))
     if options.command in INSTRUCTOR_COMMANDS:
         if importlib.util.find_spec("autograder.instructor") is None:

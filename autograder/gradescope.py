@@ -38,7 +38,7 @@ from pathlib import Path
 
 import yaml
 
-from autograder import course, scratch
+from autograder import course, scratch, sinks
 from autograder.batch.discovery import Job
 from autograder.batch.jobs import HARD_LIMIT_MARGIN, grade_job
 from autograder.results import Results, Status, TestResult
@@ -281,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     check = commands.add_parser("selftest", help="grade the bundled reference; fails unless it earns full marks")
     check.add_argument("--assignment", required=True)
     options = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    logging.basicConfig(level=logging.INFO, handlers=[sinks.log_handler()])
     if options.command == "install-runtime":
         log.info("runtime installed: %s", install_runtime(options.source))
         return 0

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from autograder import course, scratch
+from autograder import course, scratch, sinks
 from autograder.batch import engine, gradebook
 from autograder.batch.discovery import UnreadablePath, discover
 from autograder.batch.engine import EngineError
@@ -47,7 +47,7 @@ def grade(options) -> int:
         log.info("results: %s (report.html, gradebook.csv, summary.md, one folder per submission)", options.out)
     missed = gradebook.ungraded(collected)
     for results in missed:
-        log.error("not graded: %s: %s", results.submission, results.reason)
+        log.error("not graded: %s: %s", sinks.line(results.submission), sinks.line(results.reason))
     if missed:
         log.error("error: %d of %d submissions were not graded (listed above; each one's feedback.md in %s says "
                   "why)", len(missed), len(collected), options.out)

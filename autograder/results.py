@@ -15,13 +15,15 @@ it finished: ``autograder.batch.jobs.completed`` keeps every test it had listed)
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 from pathlib import Path
 
-from autograder import scratch
+from autograder import scratch, sinks
 
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
+FENCE = re.compile(r" {0,3}(?P<fence>`{3,}|~{3,})(?P<info>.*)")  # a line that opens or closes a fenced code block
 
 
 class Status(str, Enum):  # noqa: UP042 - Python 3.10, where students run check, has no StrEnum
@@ -133,7 +135,7 @@ class Results:
 
     def feedback(self) -> str:
         """A readable report: the total, load problems, then each test with what went wrong."""
-        lines = [f"# {self.assignment}: {self.submission}", "",
+        lines = [f"# {self.assignment}: {sinks.inline(self.submission)}", "",
                  f"**Score: {points(self.score)} / {points(self.max_score)}**", ""]
         device = self.extra_data.get("device")
         if device:
@@ -147,19 +149,26 @@ class Results:
 
 
 def markdown_lines(text: str) -> str:
-    """``text`` as Markdown that keeps its line breaks where Gradescope and the terminal render it.
+    """``text`` as Markdown that keeps its line breaks where Gradescope and the terminal render it, without what a
+    terminal would obey (``sinks.terminal``: results are shown in one by ``check`` and by whoever opens feedback.md).
 
     Feedback is written line by line (a failed comparison's first wrong index, then its largest error; a list of
     findings), and Markdown joins consecutive lines into one paragraph; so every line that another line follows
-    ends in a hard break (two spaces). Fenced code keeps its lines anyway and is left as it is; applying this twice
-    changes nothing (results are read back and written again).
+    ends in a hard break (two spaces). Fenced code keeps its lines anyway and is left as it is: a fence closes, as
+    CommonMark says, only on a line of the same character at least as long as the one that opened it (what the
+    student wrote is fenced longer than any run inside, ``sinks.fenced``). Applying this twice changes nothing
+    (results are read back and written again).
     """
-    lines = text.split("\n")
-    fenced = False
+    lines = sinks.terminal(text).split("\n")
+    fence = ""
     for index, line in enumerate(lines):
-        if line.lstrip().startswith("```"):
-            fenced = not fenced
-        elif not fenced and line.strip() and index + 1 < len(lines) and lines[index + 1].strip():
+        found = FENCE.fullmatch(line)
+        if fence:
+            closing = found and found["fence"].startswith(fence) and not found["info"].strip()
+            fence = "" if closing else fence
+        elif found:
+            fence = found["fence"]
+        elif line.strip() and index + 1 < len(lines) and lines[index + 1].strip():
             lines[index] = line.rstrip() + "  "
     return "\n".join(lines)
 

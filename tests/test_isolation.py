@@ -12,6 +12,8 @@ only what is not world-readable; docs/security.md).
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import secrets
@@ -25,9 +27,12 @@ from pathlib import Path
 import pytest
 from catalogue import Case, load, write_base
 from conftest import REPO, needs_root, private_tmp
+from opened import formulas, headings, strong, unprintable
+from rich.console import Console
 
 from autograder import course
 from autograder.authoring import leaks
+from autograder.batch import gradebook
 from autograder.batch.discovery import discover
 from autograder.batch.engine import grade_all
 from autograder.gradescope import students
@@ -273,3 +278,21 @@ def test_results_files_hold_only_json_the_grader_wrote(graded):
     for label in graded.results:
         data = json.loads((graded.out / label / "results.json").read_text())
         assert data["score"] <= data["extra_data"]["max_score"]
+
+
+def test_what_staff_and_students_open_holds_nothing_injected(graded):
+    """Over the whole batch: no escape sequence or control character in the feedback, the summary or a gradebook, no
+    formula cell, in every feedback only the grader's headings and score line, and the summary table printable."""
+    for label, results in graded.results.items():
+        feedback = (graded.out / label / "feedback.md").read_text()
+        assert not unprintable(feedback), label
+        scores = [text for text in strong(feedback) if text.startswith("Score")]
+        assert len(headings(feedback)) == 1 + len(results.tests) and len(scores) == 1, (label, feedback)
+    assert not unprintable((graded.out / "summary.md").read_text())
+    for path in graded.out.glob("*.csv"):
+        with open(path, newline="") as handle:
+            rows = list(csv.reader(handle))
+        assert not formulas(rows) and not [cell for row in rows for cell in row if unprintable(cell)], path.name
+    console = Console(file=io.StringIO(), width=150)
+    console.print(gradebook.summary_table([*graded.results.values(), *graded.bases.values()]))
+    assert not unprintable(console.file.getvalue())

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from autograder import course
+from autograder import course, sinks
 from autograder.batch.discovery import Job
 from autograder.batch.engine import grade_all
 from autograder.grading import mutants
@@ -81,7 +81,7 @@ def validate(names: list[str], out: Path, workers: int, engine: str = "local", a
                 problems += _judge_secret(secret, full, results[f"fresh-{number + 1}"])
         print(_matrix(name, full))
         for problem in problems:
-            console.print(f"[red]FAIL[/red] {name}: {problem}")
+            console.print(f"[red]FAIL[/red] {name}: {sinks.rich_markup(problem)}")  # it quotes what subjects said
         if not problems:
             reference = f"{points(full[0].score)}/{points(full[0].max_score)}"
             console.print(f"[green]OK[/green] {name}: reference {reference}, skeleton {points(full[1].score)}, "

@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from autograder import scratch
+from autograder import scratch, sinks
 from autograder.results import Results, points
 
 
@@ -44,16 +44,17 @@ def write_gradebook(collected: list[Results], path: Path, students: dict | None 
     path.parent.mkdir(parents=True, exist_ok=True)
     with scratch.replacing(path) as temp, open(temp, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["submission", *named, "assignment", "score", "max_score", "percent", "execution_time",
-                         *columns])
+        writer.writerow([sinks.csv_cell(cell) for cell in ["submission", *named, "assignment", "score", "max_score",
+                                                           "percent", "execution_time", *columns]])
         for results in collected:
             scores = {f"{results.assignment}:{t.number} {t.name}": t.score for t in results.tests}
             percent = 100 * results.score / results.max_score if results.max_score else 0.0
             who = students.get(results.submission, ())
-            writer.writerow([results.submission, *("; ".join(getattr(s, field) for s in who) for field in
-                                                   ("name", "email", "id")[:len(named)]),
-                             results.assignment, results.score, results.max_score,
-                             f"{percent:.1f}", f"{results.execution_time:.1f}", *(scores.get(c, "") for c in columns)])
+            row = [results.submission, *("; ".join(getattr(s, field) for s in who) for field in
+                                         ("name", "email", "id")[:len(named)]),
+                   results.assignment, results.score, results.max_score,
+                   f"{percent:.1f}", f"{results.execution_time:.1f}", *(scores.get(c, "") for c in columns)]
+            writer.writerow([sinks.csv_cell(cell) for cell in row])
 
 
 def summary_table(collected: list[Results]) -> Table:
@@ -61,11 +62,11 @@ def summary_table(collected: list[Results]) -> Table:
     for column, justify in [("submission", "left"), ("assignment", "left"), ("score", "right"),
                             ("passed", "right"), ("time (s)", "right"), ("status", "left")]:
         table.add_column(column, justify=justify, no_wrap=True, overflow="ellipsis",
-                         max_width=60 if column == "status" else None)
+                         max_width=60 if column in ("submission", "status") else None)
     for results in collected:
         score = f"{points(results.score)} / {points(results.max_score)}"
-        table.add_row(results.submission, results.assignment, score, passed(results),
-                      f"{results.execution_time:.1f}", _status(results))
+        table.add_row(sinks.rich_markup(sinks.line(results.submission)), results.assignment, score, passed(results),
+                      f"{results.execution_time:.1f}", sinks.rich_markup(sinks.line(_status(results))))
     return table
 
 
@@ -85,7 +86,7 @@ def write_manual_answers(collected: list[Results], path: Path) -> None:
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["submission", "assignment", "question", "points", "answer"])
-        writer.writerows(rows)
+        writer.writerows([sinks.csv_cell(cell) for cell in row] for row in rows)
 
 
 def _status(results: Results, limit: int = 80) -> str:
@@ -97,8 +98,8 @@ def summary_markdown(collected: list[Results]) -> str:
     lines = ["| submission | assignment | score | passed | time (s) | status |", "|---|---|---|---|---|---|"]
     for results in collected:
         score = f"{points(results.score)} / {points(results.max_score)}"
-        lines.append(f"| {results.submission} | {results.assignment} | {score} | {passed(results)} "
-                     f"| {results.execution_time:.1f} | {_status(results)} |")
+        lines.append(f"| {sinks.inline(results.submission)} | {results.assignment} | {score} | {passed(results)} "
+                     f"| {results.execution_time:.1f} | {sinks.inline(_status(results))} |")
     return "\n".join(lines) + "\n"
 
 

@@ -14,7 +14,7 @@ import signal
 import subprocess
 from pathlib import Path
 
-from autograder import course
+from autograder import course, sinks
 from autograder.batch.discovery import Job
 from autograder.batch.runners import Runners
 from autograder.course import SECRET_ENV
@@ -89,8 +89,9 @@ def not_graded(job: Job, out_dir: Path, problem: str = "") -> Results:
     known = ", ".join(f"{n} ({', '.join(course.load(n).files)})" for n in course.names())
     problem = problem or job.problem or (f"could not tell which assignment this is; a submission holds the files of "
                                          f"one of: {known}. Pass --assignment NAME to grade it anyway")
+    # One line: the problem quotes file names, and a newline in one would start a heading of its own.
     results = Results(assignment=job.assignment or "unknown", submission=job.name,
-                      output=f"Your submission could not be graded: {problem}.")
+                      output=f"Your submission could not be graded: {sinks.line(problem)}.")
     results.set_status(Status.NOT_GRADED, problem)
     results.write(out_dir)
     return results

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from autograder import scratch
+from autograder import scratch, sinks
 from autograder.course import Assignment
 from autograder.grading.api import Parts, derive_seed, named_mistake, start_test
 from autograder.grading.oracle import Oracle
@@ -255,7 +255,7 @@ class GradingPlugin:
                 extra["mistake"] = mistake
             printed = self.session.student.output_since(getattr(item, "ag_output_mark", (0, 0)))
             if printed.strip():
-                messages.append(f"Your code printed:\n```\n{printed.rstrip()}\n```")
+                messages.append(f"Your code printed:\n{sinks.fenced(printed)}")
             messages += self._carried_notes(item, marker)
             unloaded = self._unloaded(parts, call.excinfo)
             if unloaded:

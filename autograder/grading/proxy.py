@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any, Protocol
 
-from autograder import protocol
+from autograder import protocol, sinks
 from autograder.sandbox.capture import OutputCapture
 from autograder.sandbox.config import Limits
 from autograder.sandbox.isolation import Isolation
@@ -53,15 +53,22 @@ class StudentError(StudentCodeFailure):
         self.error_type = str(error.get("type", "Exception"))
         self.error_message = str(error.get("message", ""))
         trace = str(error.get("traceback", "")).rstrip()
-        text = f"{call} raised {self.error_type}: {self.error_message}"
+        # Feedback is Markdown: what the student's process said is escaped on one line, fenced on several. The
+        # headline says the same in plain words, for the status (the summary, the gradebook, the terminal).
+        message = self.error_message.strip()
+        first_line = message.partition("\n")[0]
+        self.headline = f"{call} raised {self.error_type}: {first_line}"
+        shown = f"\n{sinks.fenced(message)}" if "\n" in message else f" {sinks.inline(message)}"
+        text = f"{call} raised {sinks.inline(self.error_type)}:{shown}"
         stub = STUB.fullmatch(self.error_message) if self.error_type == "NotImplementedError" else None
         if stub:
             owner, hint = stub["owner"], stub["hint"]
             called = call.split("(")[0].rsplit(".", 1)[-1]
             text = (f"{call} is not implemented yet." if owner.split(".")[0].endswith(called)
-                    else f"{call} calls {owner}, which is not implemented yet.") + (f" Hint: {hint}" if hint else "")
+                    else f"{call} calls {owner}, which is not implemented yet.") + (
+                f" Hint: {sinks.inline(hint)}" if hint else "")
         elif trace:
-            text += f"\nWhere it happened in your code:\n{trace}"
+            text += f"\nWhere it happened in your code:\n{sinks.fenced(trace)}"
         if self.error_type in ("PermissionError", "FileNotFoundError"):
             text += f"\n{FILES_NOTE}"
         super().__init__(text)
@@ -123,6 +130,7 @@ class Student:
         self._restarts = 0
         self._stops: list[str] = []  # why the worker was stopped, each time (a timeout, a crash)
         self.broken = broken
+        self.broken_headline = ""  # why it is broken in plain words (``StudentError.headline``), where it raised
         self.grader_problem: str | None = None
         self.seconds = {"starting": 0.0, "loading": 0.0, "calls": 0.0}  # starting workers, importing the code, calls
         self.deadline: float | None = None
@@ -200,6 +208,7 @@ class Student:
                 return self._channel
             error = StudentError(f"importing {files}", reply.get("error") or {})
             self.broken = f"{error}\nFix this first: none of your code can be graded until it loads."
+            self.broken_headline = error.headline
         raise SubmissionBroken(self.broken)
 
     def _deadline(self) -> float:

@@ -28,7 +28,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from autograder import course, forking, scratch
+from autograder import course, forking, scratch, sinks
 from autograder.course import REPO_ROOT
 from autograder.grading import staticcheck
 from autograder.grading.answers import NotebookError, collect_answers
@@ -161,19 +161,20 @@ def _finish(results: Results, plugin: GradingPlugin, session: Session, code, bro
     notes = []
     results.set_status(Status.GRADED)
     if broken:
-        notes.append(broken)
+        notes.append(sinks.line(broken))  # it quotes the submission's file names: one line starts no heading
         results.set_status(Status.NOT_GRADED, broken.removeprefix("Your submission could not be graded: "))
     elif session.student.grader_problem:
         results.set_status(Status.GRADER_FAILED, session.student.grader_problem[:300])
         notes.append(f"The grader failed, not your code: {session.student.grader_problem}\nNo test could run; tell "
                      "the course staff.")
     elif session.student.broken:
-        results.set_status(Status.DOES_NOT_LOAD, session.student.broken.splitlines()[0])
-        notes.append(f"Your code could not be loaded, so no test could run:\n\n```\n{session.student.broken}\n```")
+        why = session.student.broken_headline or session.student.broken.splitlines()[0]
+        results.set_status(Status.DOES_NOT_LOAD, why)
+        notes.append(f"Your code could not be loaded, so no test could run:\n\n{session.student.broken}")
         notes += carried_notes(assignment, session.student.broken)
     if session.student.load_warnings:
         notes.append("Some notebook cells raised errors (the rest of the notebook still ran):\n"
-                     + "\n".join(f"- {w}" for w in session.student.load_warnings))
+                     + "\n".join(f"- {sinks.inline(w)}" for w in session.student.load_warnings))
     if violations:
         found = [f"- {f}" for items in violations.values() for f in items]
         notes.append("Forbidden library routines found (tests that cover them earn no points):\n" + "\n".join(found))
@@ -240,7 +241,7 @@ def manual_results(assignment: course.Assignment, root: Path | None) -> list[Tes
         out.append(TestResult(
             name=f"{question['name']}: written answer ({question['points']:g} points, graded by hand)",
             number=f"M.{index}", score=0.0, max_score=0.0, status="passed",
-            output=answer or "(no answer found)", visibility="visible", tags=["manual"],
+            output=sinks.fenced(answer) if answer else "(no answer found)", visibility="visible", tags=["manual"],
             extra_data={"manual": True, "question": question["name"], "points": question["points"],
                         "answer": answer},
         ))

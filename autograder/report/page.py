@@ -32,7 +32,7 @@ from pathlib import Path
 
 import jinja2
 
-from autograder import course, scratch
+from autograder import course, scratch, sinks
 from autograder.batch.discovery import UnreadablePath, discover
 from autograder.batch.gradebook import write_gradebook
 from autograder.batch.jobs import read_results
@@ -127,7 +127,7 @@ def write(out: Path, collected: list[Results], sources: dict[str, Path] | None =
         if name in course.names():
             write_gradebook(group, out / f"gradebook-{name}.csv", who)
     sections = [_section(name, group, sources) for name, group in sorted(by_assignment.items(), key=_course_order)]
-    page = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined).from_string(
+    page = jinja2.Environment(autoescape=True, finalize=sinks.html, undefined=jinja2.StrictUndefined).from_string(
         TEMPLATE.read_text(encoding="utf-8")).render(
         sections=sections, total=len(collected), folder=out.name, when=f"{datetime.now():%Y-%m-%d %H:%M}",
         with_sources=bool(sources), points=points)
