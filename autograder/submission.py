@@ -24,7 +24,7 @@ import sys
 import zipfile
 from pathlib import Path, PurePosixPath
 
-from autograder import scratch
+from autograder import scratch, trees
 
 MAX_FILES = 2000
 MAX_BYTES = 512 << 20
@@ -47,7 +47,7 @@ def stage(source: Path, required: list[str], workdir: Path, carried: dict[str, s
     refuse_shadowing(root, required)
     staged = workdir / "submission"
     os.rename(root, staged)
-    shutil.rmtree(unpacked, ignore_errors=True)
+    trees.remove(unpacked)
     return staged
 
 

@@ -8,12 +8,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 from pathlib import Path
 
-from autograder import course
+from autograder import course, trees
 from autograder.batch.discovery import Job
 from autograder.batch.runners import Runners
 from autograder.course import SECRET_ENV
@@ -68,7 +67,7 @@ def grade_job(job: Job, out_dir: Path, *, public_only: bool = False, oracle: str
                    else f"the grading process failed (exit status {process.returncode})")
     results = read_results(results_file)
     if results is None and runners.stopping:  # stopped before it listed its tests: not graded at all
-        shutil.rmtree(out_dir, ignore_errors=True)
+        trees.remove(out_dir)
         return None
     if results is None or problem:
         results = completed(results, job, problem or "no results were written")
