@@ -15,7 +15,7 @@ import collections
 import contextlib
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -105,15 +105,15 @@ def _identity(descriptor: int) -> tuple[int, int]:
     return status.st_dev, status.st_ino
 
 
-def walk(top: Path) -> Iterator[tuple[int, os.DirEntry]]:
+def walk(top: Path, skip: Collection[str] = ()) -> Iterator[tuple[int, os.DirEntry]]:
     """Every entry under ``top``, breadth first, with its depth (1 for what ``top`` holds). Links are entries, never
-    followed into. A caller that stops iterating at a limit has read no entry beyond it, nor a folder deeper than the
-    entry it stopped at."""
+    followed into, and so are folders named in ``skip``. A caller that stops iterating at a limit has read no entry
+    beyond it, nor a folder deeper than the entry it stopped at."""
     queue = collections.deque([(1, os.fspath(top))])
     while queue:
         depth, folder = queue.popleft()
         with os.scandir(folder) as entries:
             for entry in entries:
                 yield depth, entry
-                if entry.is_dir(follow_symlinks=False):
+                if entry.is_dir(follow_symlinks=False) and entry.name not in skip:
                     queue.append((depth + 1, entry.path))
