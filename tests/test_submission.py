@@ -5,7 +5,7 @@ import zipfile
 
 import pytest
 
-from autograder import submission
+from autograder import submission, trees
 from autograder.submission import SubmissionError, stage
 
 
@@ -202,8 +202,11 @@ def test_a_folder_deeper_or_wider_than_the_limits_is_refused_as_it_is_read(tmp_p
     deep.mkdir()
     (deep / "masking.py").write_text("x = 1\n")
     chain(deep, 5000)
-    with pytest.raises(SubmissionError, match=f"more than {submission.MAX_DEPTH} levels of folders"):
-        stage(deep, ["masking.py"], tmp_path / "work-deep")
+    try:
+        with pytest.raises(SubmissionError, match=f"more than {submission.MAX_DEPTH} levels of folders"):
+            stage(deep, ["masking.py"], tmp_path / "work-deep")
+    finally:
+        trees.remove(deep)  # pytest's own clean-up of old temporary folders would raise RecursionError on it
     wide = tmp_path / "wide"
     for number in range(submission.MAX_FILES + 1):
         (wide / str(number)).mkdir(parents=True)
