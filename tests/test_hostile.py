@@ -84,7 +84,7 @@ def _zips(folder: Path) -> list[Path]:
     bomb = folder / "bomb.zip"
     with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
         archive.writestr("masking.py", "import torch\n")
-        archive.writestr("data.bin", bytes(400 << 20))
+        archive.writestr("data.bin", bytes(16 << 20))
     return [traversal, corrupted, nested, deep, many, bomb]
 
 
