@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from autograder import course, scratch, sinks
+from autograder import ceilings, course, scratch, sinks
 from autograder.batch import engine, gradebook
 from autograder.batch.discovery import UnreadablePath, discover
 from autograder.batch.engine import EngineError
@@ -18,6 +18,7 @@ from autograder.sandbox.isolation import Isolation
 log = logging.getLogger("autograder")
 
 
+@ceilings.held(ceilings.COMMAND_MB)
 def grade(options) -> int:
     if options.assignment:
         course.load(options.assignment)  # an unknown name fails here, with the list of known ones
@@ -55,6 +56,7 @@ def grade(options) -> int:
     return 0
 
 
+@ceilings.held(ceilings.COMMAND_MB)
 def report(options) -> int:
     from autograder.report import page
 

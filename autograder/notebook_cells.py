@@ -14,17 +14,32 @@ import sys
 import warnings
 from types import ModuleType
 
+MAX_BYTES = 20 << 20  # a notebook, or a code file, of a submission (``autograder.submission`` refuses larger ones)
+
 
 class NotebookUnreadable(ValueError):
-    """A submitted notebook file that is not a notebook (not JSON, or no list of cells)."""
+    """A submitted notebook file that is not a notebook (not JSON, or no list of cells), or too large or too deeply
+    nested to read."""
 
 
 def read_notebook(path: str) -> dict:
-    """The notebook at ``path`` as JSON, or ``NotebookUnreadable`` with what to do about it."""
+    """The notebook at ``path`` as JSON, or ``NotebookUnreadable`` with what to do about it: the one way a submitted
+    notebook is read, by the worker and by the grader's side (its written answers, the static scan, the similarity
+    check). Its size is checked before it is read (a notebook is parsed whole, and the parse takes several times the
+    file's size); its nesting is bounded by ``json``'s own recursion limit, which raises ``RecursionError`` (the
+    grader's process survives it: it stopped the runner only because nothing caught it)."""
     filename = os.path.basename(path)
+    size = os.stat(path).st_size
+    if size > MAX_BYTES:
+        raise NotebookUnreadable(f"{filename} is {size / (1 << 20):.0f} MB, more than the {MAX_BYTES >> 20} MB a "
+                                 "notebook may be: clear its outputs (in Jupyter, \"Clear All Outputs\"), save it "
+                                 "and hand it in again.")
     try:
         with open(path, encoding="utf-8") as handle:
             notebook = json.load(handle)
+    except RecursionError:
+        raise NotebookUnreadable(f"{filename} is nested too deeply to be a notebook: hand in the notebook saved from "
+                                 "Jupyter.") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         where = f" at line {exc.lineno}, column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
         raise NotebookUnreadable(

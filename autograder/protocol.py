@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import select
 import struct
@@ -24,6 +25,7 @@ import numpy as np
 
 MAX_DEPTH = 64
 MAX_HEADER_BYTES = 16 << 20
+NPY_HEADER_BYTES = 1 << 16  # where an array payload's own header must end (``np.save`` writes a few hundred bytes)
 # numpy dtypes that may cross the boundary; anything else (object, void, strings) is refused.
 ALLOWED_DTYPES = {
     "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64",
@@ -33,6 +35,15 @@ ALLOWED_DTYPES = {
 
 class ProtocolError(Exception):
     """The other side sent something that is not a valid message."""
+
+
+class TooLarge(ProtocolError):
+    """The other side announced a message larger than the reader allows (``read_frame``'s ``max_bytes``); nothing of
+    it was read."""
+
+    def __init__(self, size: int, limit: int):
+        super().__init__(f"message of {size} bytes exceeds the {limit} byte limit")
+        self.size, self.limit = size, limit
 
 
 class PeerClosed(ProtocolError):
@@ -66,9 +77,10 @@ def read_frame(fd: int, deadline: float | None = None, max_bytes: int = 1 << 31,
                watch: int | None = None) -> tuple[dict, list[bytes]]:
     """Read one message; raise ``ReadTimeout`` past ``deadline`` (a ``time.monotonic`` value).
 
-    ``max_bytes`` caps the total size the peer may announce, so a hostile worker cannot make
-    the parent allocate without bound. ``watch``: a pidfd of the peer; once it exits with nothing left to read,
-    ``PeerClosed``, although a process it started may hold its end of the pipe open.
+    ``max_bytes`` caps the total size of the blobs the peer may announce (``TooLarge``), so a hostile worker cannot
+    make the parent allocate without bound; each blob is read into a buffer of its announced size, allocated once, so
+    the reader holds the message once (each blob a ``bytearray``). ``watch``: a pidfd of the peer; once it exits
+    with nothing left to read, ``PeerClosed``, although a process it started may hold its end of the pipe open.
     """
     (size,) = struct.unpack(">I", _read_exact(fd, 4, deadline, watch))
     if size > MAX_HEADER_BYTES:
@@ -83,12 +95,13 @@ def read_frame(fd: int, deadline: float | None = None, max_bytes: int = 1 << 31,
     if not isinstance(sizes, list) or not all(isinstance(s, int) and s >= 0 for s in sizes):
         raise ProtocolError("message header has an invalid blob list")
     if sum(sizes) > max_bytes:
-        raise ProtocolError(f"message of {sum(sizes)} bytes exceeds the {max_bytes} byte limit")
+        raise TooLarge(sum(sizes), max_bytes)
     return header, [_read_exact(fd, s, deadline, watch) for s in sizes]
 
 
-def _read_exact(fd: int, n: int, deadline: float | None, watch: int | None = None) -> bytes:
-    chunks, got = [], 0
+def _read_exact(fd: int, n: int, deadline: float | None, watch: int | None = None) -> bytearray:
+    buffer, got = bytearray(n), 0
+    view = memoryview(buffer)
     while got < n:
         if deadline is not None or watch is not None:
             remaining = None if deadline is None else deadline - time.monotonic()
@@ -99,12 +112,11 @@ def _read_exact(fd: int, n: int, deadline: float | None, watch: int | None = Non
                 raise ReadTimeout()
             if fd not in ready:  # what it wrote before it exited is in the pipe already, and would be ready
                 raise PeerClosed("the other side exited")
-        chunk = os.read(fd, min(n - got, 1 << 20))
-        if not chunk:
+        read = os.readv(fd, [view[got:]])
+        if not read:
             raise PeerClosed("the other side closed the connection")
-        chunks.append(chunk)
-        got += len(chunk)
-    return b"".join(chunks)
+        got += read
+    return buffer
 
 
 # ---------------------------------------------------------------- arrays
@@ -119,17 +131,26 @@ def array_to_bytes(array: np.ndarray) -> bytes:
     return buffer.getvalue()
 
 
-def bytes_to_array(data: bytes) -> np.ndarray:
-    """Inverse of ``array_to_bytes``; refuses pickled, non-numeric or foreign-byte-order payloads."""
+def bytes_to_array(data: bytes | bytearray) -> np.ndarray:
+    """Inverse of ``array_to_bytes``; refuses pickled, non-numeric or foreign-byte-order payloads, and payloads whose
+    size is not what their header says. The array is a view of ``data``, not a copy (writable where ``data`` is a
+    ``bytearray``, as ``read_frame`` gives)."""
     try:
-        array = np.load(io.BytesIO(data), allow_pickle=False)
+        stream = io.BytesIO(memoryview(data)[:NPY_HEADER_BYTES])
+        version = np.lib.format.read_magic(stream)
+        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
+            np.lib.format.read_array_header_2_0
+        shape, fortran, dtype = read_header(stream)
     except Exception as exc:  # noqa: BLE001 - any failure is a malformed payload
         raise ProtocolError(f"invalid array payload: {exc}") from None
-    if not isinstance(array, np.ndarray) or array.dtype.name not in ALLOWED_DTYPES:
+    if dtype.name not in ALLOWED_DTYPES:
         raise ProtocolError("array payload has a forbidden dtype")
-    if not array.dtype.isnative:
-        raise ProtocolError(f"array payload is not in this machine's byte order ({array.dtype.str})")
-    return array
+    if not dtype.isnative:
+        raise ProtocolError(f"array payload is not in this machine's byte order ({dtype.str})")
+    count = math.prod(shape)
+    if len(data) - stream.tell() != count * dtype.itemsize:
+        raise ProtocolError(f"array payload of {len(data)} bytes does not hold the {shape} array it announces")
+    return np.ndarray(shape, dtype, buffer=data, offset=stream.tell(), order="F" if fortran else "C")
 
 
 # ---------------------------------------------------------------- value trees

@@ -20,11 +20,12 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import shutil
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+
+from autograder import trees
 
 PREFIX = "autograder-"
 # The kinds of folder made here, by what holds them (``make``'s ``kind``); only these are ever swept.
@@ -54,7 +55,7 @@ def make(kind: str) -> Path:
 def remove(path: Path) -> None:
     """Remove a folder ``make`` gave this process, then drop its lock."""
     path = Path(path)
-    shutil.rmtree(path, ignore_errors=True)
+    trees.remove(path)
     descriptor = _held.pop(path, None)
     if descriptor is not None:
         os.close(descriptor)  # not LOCK_UN: a forked child sharing the lock may still be using the folder
@@ -96,7 +97,7 @@ def sweep(base: Path | None = None) -> list[Path]:
         except OSError:  # held: its grader lives
             continue
         else:
-            shutil.rmtree(entry.path, ignore_errors=True)
+            trees.remove(entry.path)
             removed.append(Path(entry.path))
         finally:
             os.close(descriptor)

@@ -1,7 +1,12 @@
 """Turning what a student handed in (a folder or a zip) into a private folder the worker can use.
 
 Zips are checked before anything is extracted: no absolute paths, no ``..`` entries, no links,
-at most ``MAX_FILES`` entries and ``MAX_BYTES`` uncompressed. Folders are copied without
+at most ``MAX_FILES`` entries, ``MAX_DEPTH`` levels of folders and ``MAX_BYTES`` uncompressed, and no entry that
+expands more than ``MAX_RATIO`` times (a zip bomb: what it declares is all ``zipfile`` will write). A zip inside the zip
+is a file like any other, never opened. Folders (Gradescope unzips a student's zip itself) are read breadth first
+with the same limits, counted as they are read (``trees.walk``), so a chain of thousands of folders or a folder of a
+million entries costs no more than the limit. A code file or notebook larger than ``notebook_cells.MAX_BYTES`` is
+refused before anything parses it. Folders are copied without
 following symbolic links (a link to ``/etc/shadow`` or to the solutions must not be copied by a root
 grader), except in the repository's own ``solutions/`` and ``assignments/`` trees: there a link to
 another assignment's file (``solutions/positions/masking.py -> ../masking/masking.py``) is how one
@@ -24,10 +29,13 @@ import sys
 import zipfile
 from pathlib import Path, PurePosixPath
 
-from autograder import scratch
+from autograder import notebook_cells, scratch, trees
 
-MAX_FILES = 2000
+MAX_FILES = 2000  # entries: files and folders
 MAX_BYTES = 512 << 20
+MAX_DEPTH = 20  # levels of folders
+MAX_RATIO = 100  # how many times its compressed size an entry may expand to (beyond RATIO_FREE bytes)
+RATIO_FREE = 1 << 20
 JUNK = {"__MACOSX", ".DS_Store", "__pycache__", ".ipynb_checkpoints", ".git"}
 
 
@@ -45,9 +53,10 @@ def stage(source: Path, required: list[str], workdir: Path, carried: dict[str, s
     unpacked = workdir / "unpacked"
     root = _unpack(source, unpacked, required, carried)
     refuse_shadowing(root, required)
+    refuse_large_code(root, required)
     staged = workdir / "submission"
     os.rename(root, staged)
-    shutil.rmtree(unpacked, ignore_errors=True)
+    trees.remove(unpacked)
     return staged
 
 
@@ -109,6 +118,18 @@ def refuse_shadowing(root: Path, required: list[str]) -> None:
                               f"{', '.join(required)} and your data files")
 
 
+def refuse_large_code(root: Path, required: list[str]) -> None:
+    """Refuse a code file or notebook too large to parse: the grader reads each one whole (a notebook's JSON, a
+    file's syntax tree), several times, so 90 MB of notebook took the runner past 2 GB."""
+    for name in required:
+        size = (root / name).stat().st_size
+        if name.endswith((".py", ".ipynb")) and size > notebook_cells.MAX_BYTES:
+            raise SubmissionError(f"{name} is {size / (1 << 20):.0f} MB, more than the "
+                                  f"{notebook_cells.MAX_BYTES >> 20} MB a code file or notebook may be: clear a "
+                                  "notebook's outputs (in Jupyter, \"Clear All Outputs\"), save it, and keep data in "
+                                  "files of its own")
+
+
 def _importable_names() -> set[str]:
     """Top-level modules the worker's interpreter can import: the standard library's and every installed one's."""
     import sysconfig
@@ -126,7 +147,12 @@ def _importable_names() -> set[str]:
 
 def _unpack(source: Path, unpacked: Path, required: list[str], carried: dict[str, str] | None) -> Path:
     if source.is_dir():
-        _copy_folder(source, unpacked, follow_links=_trusted(source))
+        try:
+            _copy_folder(source, unpacked, follow_links=_trusted(source))
+        except OSError as exc:
+            raise SubmissionError(f"the submission's files cannot be read ({exc.strerror}: "
+                                  f"{Path(exc.filename or '').name!r}); hand in only your files, in a folder "
+                                  "with short names") from None
     elif source.is_file() and source.suffix.lower() == ".zip":
         _extract_zip(source, unpacked)
     elif source.is_file() and source.name in required:
@@ -180,21 +206,33 @@ def _trusted(source: Path) -> bool:
 
 
 def _copy_folder(source: Path, target: Path, follow_links: bool = False) -> None:
-    total, count = 0, 0
-    for dirpath, dirnames, filenames in os.walk(source):
-        dirnames[:] = [d for d in dirnames if d not in JUNK and not os.path.islink(os.path.join(dirpath, d))]
-        relative = Path(dirpath).relative_to(source)
-        (target / relative).mkdir(parents=True, exist_ok=True)
-        for name in filenames:
-            path = Path(dirpath) / name
-            info = path.stat() if follow_links else path.lstat()
-            if name in JUNK or not stat.S_ISREG(info.st_mode):
-                continue  # links, devices and sockets are not submissions
-            total, count = total + info.st_size, count + 1
-            if total > MAX_BYTES or count > MAX_FILES:
-                raise SubmissionError(f"the submission is too large (more than {MAX_FILES} files or "
-                                      f"{MAX_BYTES >> 20} MB); hand in only the files the assignment asks for")
-            shutil.copyfile(path, target / relative / name)
+    target.mkdir(parents=True, exist_ok=True)
+    total = 0
+    for count, (depth, entry) in enumerate(trees.walk(source, skip=JUNK), start=1):
+        _check_shape(count, depth)
+        copy = target / Path(entry.path).relative_to(source)
+        if entry.is_dir(follow_symlinks=False):
+            if entry.name not in JUNK:
+                copy.mkdir()
+            continue
+        info = entry.stat(follow_symlinks=follow_links)
+        if entry.name in JUNK or not stat.S_ISREG(info.st_mode):
+            continue  # links, devices and sockets are not submissions
+        total += info.st_size
+        if total > MAX_BYTES:
+            raise SubmissionError(f"the submission is larger than {MAX_BYTES >> 20} MB; hand in only the files the "
+                                  "assignment asks for")
+        shutil.copyfile(entry.path, copy)
+
+
+def _check_shape(count: int, depth: int) -> None:
+    """Refuse the ``count``-th entry of a submission, ``depth`` folders down, past the limits."""
+    if count > MAX_FILES:
+        raise SubmissionError(f"the submission holds more than {MAX_FILES} files and folders; hand in only the files "
+                              "the assignment asks for")
+    if depth > MAX_DEPTH:
+        raise SubmissionError(f"the submission has more than {MAX_DEPTH} levels of folders; hand in your files in "
+                              "one folder")
 
 
 def _extract_zip(source: Path, target: Path) -> None:
@@ -235,6 +273,11 @@ def _check_members(members: list[zipfile.ZipInfo]) -> None:
     for member in members:
         name = member.filename.replace("\\", "/")
         parts = PurePosixPath(name).parts
+        _check_shape(1, len(parts))
+        if member.file_size > max(RATIO_FREE, MAX_RATIO * member.compress_size):
+            raise SubmissionError(f"the zip's entry {member.filename!r} expands {member.file_size / (1 << 20):.0f} MB "
+                                  f"from {member.compress_size} bytes, more than {MAX_RATIO} times over: zip only "
+                                  "your own files, as they are")
         if name.startswith("/") or ".." in parts or (parts and parts[0].endswith(":")):
             raise SubmissionError(f"the zip has an unsafe entry {member.filename!r} (an absolute path or '..'); "
                                   "create the zip from inside your folder")

@@ -5,14 +5,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from autograder import course
+from autograder import course, trees
 from autograder.batch.discovery import discover
 from autograder.batch.engine import grade_all
 from autograder.results import Results
@@ -45,6 +44,24 @@ def grade(paths: list[Path], out: Path, *, public_only: bool = True, workers: in
     return {r.submission: r for r in collected}
 
 
+def chain(folder: Path, levels: int) -> None:
+    """A chain of ``levels`` folders in ``folder``, as a submission's code makes one (each level opened from the one
+    above, far past PATH_MAX): long names and names no text encoding reads, a file and a link on the way, and
+    folders of mode 0 that their owner cannot even list."""
+    descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    for level in range(levels):
+        name = "level\n\udcff" if level % 3 else "x" * 200
+        os.mkdir(name, dir_fd=descriptor)
+        below = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=descriptor)
+        if level % 1000 == 0:
+            os.symlink("/etc/passwd", "passwd", dir_fd=below)
+            os.close(os.open("file", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=below))
+            os.chmod(name, 0, dir_fd=descriptor)
+        os.close(descriptor)
+        descriptor = below
+    os.close(descriptor)
+
+
 def find_test(results: Results, fragment: str):
     """The one test whose name contains ``fragment``."""
     found = [t for t in results.tests if fragment in t.name]
@@ -73,4 +90,4 @@ def private_tmp() -> Iterator[Path]:
             patch.setattr(tempfile, "tempdir", str(folder))
             yield folder
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        trees.remove(folder)  # whatever a failed test left there (shutil.rmtree raises on a deep chain)

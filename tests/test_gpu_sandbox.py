@@ -71,6 +71,7 @@ def _run(code: str, devices: list[str]) -> dict:
 def test_a_cpu_machine_bounds_the_address_space():
     answers = _run(MEMORY, [])
     assert answers["as"] == 1 << 30 and not answers["reserved"] and not answers["written"]
+    assert answers["data"] == 1 << 30, "the grader's own ceiling (autograder.ceilings) must not be the worker's"
 
 
 def test_a_gpu_machine_bounds_written_memory_and_leaves_cuda_its_reservations():

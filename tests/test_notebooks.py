@@ -101,7 +101,7 @@ def test_manual_questions_and_answers(tmp_path):
 def test_unreadable_notebook(tmp_path):
     broken = tmp_path / "broken.ipynb"
     broken.write_text("{not json")
-    with pytest.raises(answers.NotebookError, match="not a readable notebook"):
+    with pytest.raises(answers.NotebookError, match="broken.ipynb is not a valid notebook file"):
         answers.cells(broken)
 
 

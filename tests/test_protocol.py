@@ -81,6 +81,28 @@ def test_frames_roundtrip_and_reject_oversized_or_garbage_headers():
         protocol.read_frame(read, deadline=None)
 
 
+def test_a_reply_over_its_bound_is_refused_unread_and_one_within_it_is_read_once():
+    """A reply is read into one buffer per blob (no chunks joined, no copy when its arrays are decoded); one announced
+    over ``max_bytes`` is refused before a byte of it is read (a valid 1 GiB reply took the runner to 3.3 GB)."""
+    read, write = os.pipe()
+    announced = b'{"ok": true, "blobs": [1073741824]}'
+    os.write(write, struct.pack(">I", len(announced)) + announced + b"\0" * 1000)
+    with pytest.raises(protocol.TooLarge) as refused:
+        protocol.read_frame(read, deadline=None, max_bytes=64 << 20)
+    assert (refused.value.size, refused.value.limit) == (1 << 30, 64 << 20)
+    assert len(os.read(read, 2000)) == 1000, "the refused reply was read"
+    array = np.arange(3000, dtype=np.float32)  # within the pipe's buffer: this thread writes, then reads
+    protocol.write_frame(write, {"ok": True}, [protocol.array_to_bytes(array)])
+    _, (blob,) = protocol.read_frame(read, deadline=None, max_bytes=64 << 20)
+    decoded = protocol.bytes_to_array(blob)
+    assert isinstance(blob, bytearray) and np.array_equal(decoded, array)
+    assert np.shares_memory(decoded, np.frombuffer(blob, np.uint8)), "the array was copied out of the reply"
+    with pytest.raises(protocol.ProtocolError, match="does not hold"):
+        protocol.bytes_to_array(blob[:-4])
+    os.close(read)
+    os.close(write)
+
+
 def test_read_times_out():
     read, _write = os.pipe()
     with pytest.raises(protocol.ReadTimeout):

@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO, needs_root, private_tmp
+from conftest import REPO, chain, needs_root, private_tmp
 
-from autograder import scratch
+from autograder import scratch, trees
 
 # Makes a folder, says where and which process holds it, and waits; "fork" hands its lock to a child that outlives it.
 MAKER = textwrap.dedent("""
@@ -129,6 +129,30 @@ def test_a_students_links_inside_a_dead_folder_are_removed_not_followed(monkeypa
         _aged(dead)
         _make_and_sweep(tmp, monkeypatch)
         assert not dead.exists() and (outside / "grader.txt").read_text() == "the grader's"
+
+
+def test_a_chain_of_folders_deeper_than_any_path_is_swept(monkeypatch):
+    """A dead grader's folder holding a chain of 5000 folders (a submission made it at import) is removed, folders of
+    mode 0 and links inside included, and the next grader starts: ``shutil.rmtree`` raised RecursionError here,
+    from every later ``autograder grade``."""
+    with private_tmp() as tmp:
+        dead = tmp / "autograder-run-deep0000"
+        dead.mkdir()
+        chain(dead, 5000)
+        _aged(dead)
+        _make_and_sweep(tmp, monkeypatch)
+        assert not dead.exists() and Path("/etc/passwd").is_file()
+
+
+def test_a_wide_folder_and_a_file_are_removed(tmp_path):
+    wide = tmp_path / "wide"
+    for number in range(3000):
+        (wide / str(number)).mkdir(parents=True)
+    trees.remove(wide)
+    (tmp_path / "file").write_text("x")
+    trees.remove(tmp_path / "file")
+    trees.remove(tmp_path / "missing")
+    assert not list(tmp_path.iterdir())
 
 
 @needs_root

@@ -5,6 +5,7 @@ import zipfile
 
 import pytest
 
+from autograder import submission, trees
 from autograder.submission import SubmissionError, stage
 
 
@@ -192,3 +193,61 @@ def test_packed_submissions_stage_as_their_sources(tmp_path):
                                                                                for p in here.rglob("*"))
         for path in here.rglob("*"):
             assert path.is_dir() or path.read_bytes() == (there / path.relative_to(here)).read_bytes()
+
+
+def test_a_folder_deeper_or_wider_than_the_limits_is_refused_as_it_is_read(tmp_path):
+    from conftest import chain
+
+    deep = tmp_path / "deep"
+    deep.mkdir()
+    (deep / "masking.py").write_text("x = 1\n")
+    chain(deep, 5000)
+    try:
+        with pytest.raises(SubmissionError, match=f"more than {submission.MAX_DEPTH} levels of folders"):
+            stage(deep, ["masking.py"], tmp_path / "work-deep")
+    finally:
+        trees.remove(deep)  # pytest's own clean-up of old temporary folders would raise RecursionError on it
+    wide = tmp_path / "wide"
+    for number in range(submission.MAX_FILES + 1):
+        (wide / str(number)).mkdir(parents=True)
+    (wide / "masking.py").write_text("x = 1\n")
+    with pytest.raises(SubmissionError, match=f"more than {submission.MAX_FILES} files and folders"):
+        stage(wide, ["masking.py"], tmp_path / "work-wide")
+
+
+def test_a_deep_zip_and_a_zip_bomb_are_refused_before_extraction(tmp_path):
+    deep = make_zip(tmp_path / "deep.zip", {"masking.py": "x", "a/" * (submission.MAX_DEPTH + 1) + "f.py": "x"})
+    with pytest.raises(SubmissionError, match=f"more than {submission.MAX_DEPTH} levels of folders"):
+        stage(deep, ["masking.py"], tmp_path / "work-deep")
+    bomb = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("masking.py", "x = 1\n")
+        archive.writestr("zeros.bin", bytes(8 << 20))
+    with pytest.raises(SubmissionError, match="zeros.bin.*more than 100 times"):
+        stage(bomb, ["masking.py"], tmp_path / "work-bomb")
+    assert not (tmp_path / "work-deep" / "unpacked").exists() and not (tmp_path / "work-bomb" / "unpacked").exists()
+
+
+def test_a_notebook_too_large_to_parse_is_refused_unread(tmp_path, monkeypatch):
+    from autograder import notebook_cells
+
+    monkeypatch.setattr(notebook_cells, "MAX_BYTES", 1000)
+    folder = tmp_path / "large"
+    folder.mkdir()
+    (folder / "attention.ipynb").write_text('{"cells": [], "padding": "' + "x" * 1000 + '"}')
+    with pytest.raises(SubmissionError, match="attention.ipynb is 0 MB, more than the 0 MB a code file or notebook"):
+        stage(folder, ["attention.ipynb"], tmp_path / "work")
+    with pytest.raises(notebook_cells.NotebookUnreadable, match="Clear All Outputs"):
+        notebook_cells.read_notebook(str(folder / "attention.ipynb"))
+
+
+def test_a_deeply_nested_notebook_is_a_message_not_a_crash(tmp_path):
+    from autograder.grading.answers import NotebookError, cells
+    from autograder.notebook_cells import NotebookUnreadable, read_notebook
+
+    nested = tmp_path / "attention.ipynb"
+    nested.write_text('{"cells": [], "metadata": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(NotebookUnreadable, match="nested too deeply"):
+        read_notebook(str(nested))
+    with pytest.raises(NotebookError, match="nested too deeply"):
+        cells(nested)

@@ -21,12 +21,11 @@ runs the default or more. Each secret is one more grading of every subject's hid
 from __future__ import annotations
 
 import dataclasses
-import shutil
 from pathlib import Path
 
 from rich.console import Console
 
-from autograder import course, sinks
+from autograder import course, sinks, trees
 from autograder.batch.discovery import Job
 from autograder.batch.engine import grade_all
 from autograder.grading import mutants
@@ -93,7 +92,7 @@ def validate(names: list[str], out: Path, workers: int, engine: str = "local", a
 def _jobs(assignment: course.Assignment, catalogue: list[mutants.Mutant], folder: Path) -> list[Job]:
     """The reference, the skeleton, then every mutant (materialized in ``folder``) without the tests it skips."""
     if folder.exists():
-        shutil.rmtree(folder)
+        trees.remove(folder)
     folder.mkdir(parents=True)
     name = assignment.name
     return [Job("reference", assignment.solution_dir, name), Job("skeleton", assignment.skeleton_dir, name),

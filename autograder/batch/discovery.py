@@ -12,8 +12,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder import course
-from autograder.submission import unreadable_zip
+from autograder import course, trees
+from autograder.submission import MAX_FILES, unreadable_zip
 
 SEARCH_DEPTH = 3
 
@@ -139,12 +139,13 @@ def _regular(path: Path) -> bool:
 
 def _files(folder: Path, depth: int) -> list[Path]:
     """The regular files under ``folder`` down to ``depth`` levels, never through a link (a submission's own
-    files decide what it is)."""
+    files decide what it is); no more than staging would read (``MAX_FILES`` entries)."""
     found = []
-    for dirpath, dirnames, filenames in os.walk(folder):
-        level = len(Path(dirpath).relative_to(folder).parts)
-        dirnames[:] = [d for d in dirnames if level + 1 < depth and not os.path.islink(os.path.join(dirpath, d))]
-        found += [Path(dirpath) / f for f in filenames if _regular(Path(dirpath) / f)]
+    for count, (level, entry) in enumerate(trees.walk(folder), start=1):
+        if level > depth or count > MAX_FILES:
+            break
+        if entry.is_file(follow_symlinks=False):
+            found.append(Path(entry.path))
     return found
 
 

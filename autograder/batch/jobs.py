@@ -9,12 +9,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 from pathlib import Path
 
-from autograder import course, sinks
+from autograder import course, sinks, trees
 from autograder.batch.discovery import Job
 from autograder.batch.runners import Runners
 from autograder.course import SECRET_ENV
@@ -58,7 +57,7 @@ def grade_job(job: Job, out_dir: Path, *, public_only: bool = False, oracle: str
     alone = permissions.graded_alone() if runners.isolation.mode == "permissions" else contextlib.nullcontext()
     with alone:
         if runners.stopping:  # while it waited for the submission graded before it: not graded at all
-            shutil.rmtree(out_dir, ignore_errors=True)
+            trees.remove(out_dir)
             return None
         with open(out_dir / "runner.log", "wb") as log:
             process = runners.start(spec, log)
@@ -75,7 +74,7 @@ def grade_job(job: Job, out_dir: Path, *, public_only: bool = False, oracle: str
                    else f"the grading process failed (exit status {process.returncode})")
     results = read_results(results_file)
     if results is None and runners.stopping:  # stopped before it listed its tests: not graded at all
-        shutil.rmtree(out_dir, ignore_errors=True)
+        trees.remove(out_dir)
         return None
     if results is None or problem:
         results = completed(results, job, problem or "no results were written")

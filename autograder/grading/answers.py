@@ -5,8 +5,9 @@ builds them."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from autograder.notebook_cells import NotebookUnreadable, read_notebook
 
 PLACEHOLDER = "_Type your answer here, replacing this text._"
 ANSWER_TAG = "otter_answer_cell"  # the cells of a built notebook that students edit
@@ -20,12 +21,13 @@ class NotebookError(Exception):
 def cells(path: Path) -> list[dict]:
     """The cells of a notebook file, each with ``source`` joined into one string."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-        raw = data["cells"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raw = read_notebook(str(path))["cells"]
+    except NotebookUnreadable as exc:
+        raise NotebookError(str(exc)) from None
+    except OSError as exc:
         raise NotebookError(f"{Path(path).name} is not a readable notebook ({type(exc).__name__}: {exc})") from None
     out = []
-    for cell in raw if isinstance(raw, list) else []:
+    for cell in raw:
         if isinstance(cell, dict):
             source = cell.get("source", "")
             out.append({**cell, "source": "".join(source) if isinstance(source, list) else str(source)})

@@ -50,8 +50,10 @@ class InProcess:
         self.worker.modules = dict(modules)
         self.pid = os.getpid()
 
-    def request(self, header: dict, blobs: list[bytes], deadline: float) -> tuple[dict, list[bytes]]:
-        """One request, encoded as it would travel to a worker (JSON and ``.npy`` bytes) and answered here."""
+    def request(self, header: dict, blobs: list[bytes], deadline: float,
+                max_bytes: int | None = None) -> tuple[dict, list[bytes]]:
+        """One request, encoded as it would travel to a worker (JSON and ``.npy`` bytes) and answered here (the
+        student's own kernel: nothing to bound)."""
         reply, reply_blobs = self.worker.handle(json.loads(json.dumps(header)), blobs)
         return json.loads(json.dumps(reply)), reply_blobs
 

@@ -30,6 +30,12 @@ from autograder.sandbox.isolation import Isolation
 from autograder.sandbox.process import Sandbox, SandboxError, WorkerDied
 
 DEFAULT_CALL_SECONDS = 60.0
+# How large a reply may be: what the question can need. The grader asks before it knows the reference's answer (a
+# test calls the student's code first, then the oracle), so the bound is a multiple of what the request carries, and
+# no less than a floor far above any test's answer; a call that needs more says so (``RemoteAttr.allow_reply``). A
+# reply over it is refused from its announced size, before any of it is read (a valid 1 GiB reply took the runner to
+# 3.3 GB).
+REPLY_FLOOR, REPLY_FACTOR = 64 << 20, 8
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 MAX_RESTARTS = 8
 RESTARTED = "\n[... the process running your code was stopped here and started again]\n"
@@ -108,7 +114,8 @@ class Channel(Protocol):
     @property
     def pid(self) -> int | None: ...
 
-    def request(self, header: dict, blobs: list[bytes], deadline: float) -> tuple[dict, list[bytes]]: ...
+    def request(self, header: dict, blobs: list[bytes], deadline: float,
+                max_bytes: int | None = None) -> tuple[dict, list[bytes]]: ...
 
     def close(self) -> None: ...
 
@@ -247,9 +254,10 @@ class Student:
 
     def request(self, op: str, target: dict, args=(), kwargs=None, *, label: str = "your code",
                 generation: int | None = None, fields: dict | None = None, grad_output=None,
-                device: str | None = None) -> Any:
+                device: str | None = None, reply_bytes: int | None = None) -> Any:
         """Run ``op`` on ``target`` in the worker and return the decoded value; the worker puts tensor arguments
-        on ``device`` when given."""
+        on ``device`` when given. The reply may be ``reply_bytes`` large, by default what ``REPLY_FLOOR`` and
+        ``REPLY_FACTOR`` allow."""
         channel = self._ensure_worker()
         if generation is not None and generation != self._generation:
             raise StudentCrashed(f"{label}: this object was lost when your code crashed or timed out "
@@ -260,9 +268,10 @@ class Student:
                   "kwargs": protocol.encode(dict(kwargs or {}), blobs, self._handle_node, device=device)}
         if grad_output is not None:
             header["grad_output"] = protocol.encode(grad_output, blobs, self._handle_node)
+        limit = reply_bytes or max(REPLY_FLOOR, REPLY_FACTOR * sum(len(blob) for blob in blobs))
         started = time.monotonic()
         try:
-            reply, reply_blobs = channel.request(header, blobs, self._deadline())
+            reply, reply_blobs = channel.request(header, blobs, self._deadline(), max_bytes=limit)
             self.seconds["calls"] += time.monotonic() - started
         except protocol.ReadTimeout:
             waited = time.monotonic() - started
@@ -275,6 +284,11 @@ class Student:
         except WorkerDied as died:
             self._stops.append(f"{label}: {died.describe()}")
             raise StudentCrashed(f"{label}: {died.describe()}") from None
+        except protocol.TooLarge as exc:
+            self._stops.append(f"{label} returned too much")
+            raise StudentCrashed(f"{label} returned {exc.size / (1 << 20):.0f} MB, more than the "
+                                 f"{exc.limit / (1 << 20):.0f} MB this check can need: return only what the "
+                                 "function is asked for (not a copy of your data or model)") from None
         except protocol.ProtocolError as exc:
             self._stops.append(f"{label} sent an invalid reply")
             raise StudentCrashed(f"{label}: the process running your code sent an invalid reply ({exc})") from None
@@ -405,6 +419,7 @@ class RemoteAttr:
 
     def __init__(self, student: Student, target: dict, label: str, generation: int | None = None):
         self._student, self._target, self._label, self._generation = student, target, label, generation
+        self._reply_bytes: int | None = None
 
     def __getattr__(self, name: str) -> RemoteAttr:
         if name.startswith("_"):
@@ -412,12 +427,20 @@ class RemoteAttr:
         target = dict(self._target, path=[*self._target["path"], name])
         return RemoteAttr(self._student, target, f"{self._label}.{name}", self._generation)
 
+    def allow_reply(self, mb: int) -> RemoteAttr:
+        """This attribute, whose call or value may be up to ``mb`` MB (a model's ``state_dict()``), where the default
+        bound (``REPLY_FLOOR``) is not enough."""
+        allowed = RemoteAttr(self._student, self._target, self._label, self._generation)
+        allowed._reply_bytes = mb << 20
+        return allowed
+
     def __call__(self, *args, **kwargs) -> Any:
         return self._student.request("call", self._target, args, kwargs, label=f"{self._label}(...)",
-                                     generation=self._generation)
+                                     generation=self._generation, reply_bytes=self._reply_bytes)
 
     def get(self) -> Any:
-        return self._student.request("getattr", self._target, label=self._label, generation=self._generation)
+        return self._student.request("getattr", self._target, label=self._label, generation=self._generation,
+                                     reply_bytes=self._reply_bytes)
 
     def measure(self, args: tuple = (), kwargs: dict | None = None,
                 device: str = "cpu") -> tuple[float, int | None, Any]:

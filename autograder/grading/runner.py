@@ -28,7 +28,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from autograder import course, forking, scratch, sinks
+from autograder import ceilings, course, forking, scratch, sinks
 from autograder.course import REPO_ROOT
 from autograder.grading import staticcheck
 from autograder.grading.answers import NotebookError, collect_answers
@@ -324,6 +324,7 @@ def main(argv: list[str] | None = None) -> int:
     with contextlib.suppress(OSError, AttributeError):  # stop (SIGTERM) when the process that started us dies
         forking.die_with_parent(signal.SIGTERM)
     worker_zygote.start()  # before the job is read: the workers' zygote must not hold it
+    ceilings.impose(ceilings.RUNNER_MB)
     job = json.loads(sys.stdin.read())
     if job.get("tmp"):  # the batch's scratch folder (a forked runner's environment is its zygote's)
         os.environ["TMPDIR"] = tempfile.tempdir = job["tmp"]

@@ -12,7 +12,6 @@ worker traps the same routines at run time, which catches what a static scan can
 from __future__ import annotations
 
 import ast
-import json
 from pathlib import Path
 
 MODULE_LEVEL = "<module>"
@@ -39,15 +38,14 @@ def scan(root: Path, files: list[str], forbidden: list[str]) -> dict[str, list[s
 def _sources(path: Path) -> list[tuple[str, str]]:
     if not path.is_file():
         return []
-    text = path.read_text(encoding="utf-8", errors="replace")
     if path.suffix != ".ipynb":
-        return [(path.name, text)]
-    from autograder.notebook_cells import notebook_cell_code
+        return [(path.name, path.read_text(encoding="utf-8", errors="replace"))]
+    from autograder.notebook_cells import NotebookUnreadable, notebook_cell_code, read_notebook
 
     try:
-        cells = json.loads(text).get("cells", [])
-    except (ValueError, AttributeError):
-        return []
+        cells = read_notebook(str(path))["cells"]
+    except NotebookUnreadable:
+        return []  # the worker says why, as it loads the notebook
     out = []
     for number, cell in enumerate(cells, start=1):
         if isinstance(cell, dict) and cell.get("cell_type") == "code":

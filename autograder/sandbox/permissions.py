@@ -20,14 +20,13 @@ import ctypes
 import fcntl
 import logging
 import os
-import shutil
 import stat
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from autograder import forking
+from autograder import forking, trees
 
 UIDS_ENV = "AUTOGRADER_UIDS"
 WORLD_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
@@ -125,10 +124,7 @@ def sweep(uid: int) -> None:
                 with contextlib.suppress(OSError):
                     if entry.stat(follow_symlinks=False).st_uid != uid:
                         continue
-                    if entry.is_dir(follow_symlinks=False):
-                        shutil.rmtree(entry.path, ignore_errors=True)
-                    else:
-                        os.unlink(entry.path)
+                    trees.remove(entry.path)
     _remove_ipc(uid)
 
 

@@ -230,14 +230,18 @@ class Sandbox:
         """The worker's pid as this process sees it (the confined process, where it forked into a namespace)."""
         return self.worker_pid or (self.process.pid if self.process else None)
 
-    def request(self, header: dict, blobs: list[bytes], deadline: float) -> tuple[dict, list[bytes]]:
-        """Send one request and wait for its reply until ``deadline`` (monotonic seconds).
+    def request(self, header: dict, blobs: list[bytes], deadline: float,
+                max_bytes: int | None = None) -> tuple[dict, list[bytes]]:
+        """Send one request and wait for its reply, of at most ``max_bytes`` (by default the worker's memory),
+        until ``deadline`` (monotonic seconds).
 
-        Raises ``protocol.ReadTimeout`` (the worker is killed first) or ``WorkerDied``.
+        Raises ``protocol.ReadTimeout`` (the worker is killed first), ``WorkerDied`` or ``protocol.ProtocolError``
+        (``TooLarge``: the reply is over ``max_bytes``; the worker is killed, its reply unread).
         """
         try:
             protocol.write_frame(self._requests, header, blobs)
-            reply, reply_blobs = protocol.read_frame(self._replies, deadline, max_bytes=self.limits.memory_mb << 20,
+            reply, reply_blobs = protocol.read_frame(self._replies, deadline,
+                                                     max_bytes=max_bytes or self.limits.memory_mb << 20,
                                                      watch=None if self._exited < 0 else self._exited)
             if not isinstance(reply.get("ok"), bool) or not (reply["ok"] or isinstance(reply.get("error"), dict)):
                 raise protocol.ProtocolError(f"a reply with {sorted(reply)[:8]}, neither an answer nor an error")

@@ -325,7 +325,9 @@ def memory_limit() -> int:
 
 def _set_limits(limits: dict) -> None:
     mb = 1 << 20
-    values = {memory_limit(): limits["memory_mb"] * mb, resource.RLIMIT_CPU: limits["cpu_seconds"],
+    # RLIMIT_DATA always: the grader's own ceiling (autograder.ceilings), inherited, must not bound the worker's.
+    values = {resource.RLIMIT_DATA: limits["memory_mb"] * mb, memory_limit(): limits["memory_mb"] * mb,
+              resource.RLIMIT_CPU: limits["cpu_seconds"],
               resource.RLIMIT_FSIZE: limits["file_size_mb"] * mb, resource.RLIMIT_NOFILE: limits["open_files"],
               resource.RLIMIT_CORE: 0, resource.RLIMIT_NPROC: limits["processes"]}
     for which, value in values.items():
