@@ -174,10 +174,11 @@ def judge(figures: dict, gates: Gates) -> list[Verdict]:
                 f"completing each held-out person's biography up to the birthplace after pretraining gave the "
                 f"birthplace for {cloze:.0%} of them (the gate is {gates.cloze_min:.0%}; without pretraining, or "
                 "always naming the commonest town, a model gets only a few %)."),
-        Verdict("pretraining converges: the last epoch's mean loss", 1,
+        Verdict("pretraining converges: the pretrained model's loss", 1,
                 loss is not None and math.isfinite(loss) and loss <= gates.pretrain_loss_max,
                 missing if loss is None else
-                f"the last pretraining epoch's mean loss was {loss:.3f} (the bound is {gates.pretrain_loss_max:.2f})."),
+                f"the pretrained model's mean span-corruption loss on the corpus, evaluated by the grader on the "
+                f"weights your pretraining produced, was {loss:.3f} (the bound is {gates.pretrain_loss_max:.2f})."),
         Verdict("finetuning without pretraining learns its own people's birthplaces", 2,
                 scratch is not None and scratch >= gates.scratch_train_acc_min, missing if scratch is None else
                 f"a model finetuned from scratch answered {scratch:.0%} of its own finetuning questions exactly "
