@@ -140,3 +140,13 @@ def test_a_model_that_stays_out_of_reach_is_refused():
     with pytest.raises(StudentCodeFailure, match="build_model returned a dict, not a model"), \
             retraining.trained({"tok_emb.weight": torch.ones(2)}):
         pass
+
+
+def test_reading_weights_back_leaves_the_global_generator_alone(expected):
+    """build_model seeds torch's global generator: the grader's copy of a student's model must not reseed the
+    runner's."""
+    torch.manual_seed(5)
+    drawn = torch.rand(3)
+    torch.manual_seed(5)
+    evaluation.trained_model(reference(), dict(expected), "vanilla", 12, "cpu")
+    assert torch.equal(torch.rand(3), drawn)

@@ -33,8 +33,7 @@ SHOWN = 3  # names listed of a set that differs
 def one_thread() -> Iterator[None]:
     """Torch on one thread inside the block. The evaluation is many small forward passes (greedy generation one
     character at a time): a second thread only adds synchronisation, and when other processes share the cores
-    OpenMP threads wait for each other at every operation (the retraining's figures took 100 s on 2 loaded cores
-    with 2 threads, 10 s with 1)."""
+    OpenMP threads wait for each other at every operation, which made the evaluation ten times slower."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
@@ -45,8 +44,10 @@ def one_thread() -> Iterator[None]:
 
 def trained_model(impl, state, variant: str, vocab_size: int, preset: str):
     """``impl``'s (the reference's) GPT of the preset's shape holding ``state``, the trained model's
-    ``state_dict()``, in eval mode; a ``StudentCodeFailure`` that says what is wrong when ``state`` does not fit."""
-    model = impl.run.build_model(variant, vocab_size, preset, seed=0)
+    ``state_dict()``, in eval mode; a ``StudentCodeFailure`` that says what is wrong when ``state`` does not fit.
+    torch's global generator is left as it was (build_model seeds it)."""
+    with torch.random.fork_rng(devices=[]):
+        model = impl.run.build_model(variant, vocab_size, preset, seed=0)
     model.load_state_dict(checked_state(state, model.state_dict()))
     return model.eval()
 
