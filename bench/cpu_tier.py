@@ -4,12 +4,14 @@
 
 For each seed: a fresh world (``autograder.suites.lm.world.SIZES["cpu-tier"]`` unless overridden), then
 0. the calibration step (``gates.calibration_seconds``: how fast this machine trains, for the grader's budgets),
-1. pretraining (time, final loss), the cloze probe on the held-out (dev) people,
+1. pretraining (time; the loss, evaluated after it, and the trainer's last-epoch loss), the cloze probe on the
+   held-out (dev) people,
 2. finetuning the pretrained model: held-out exact match (and accuracy on the finetuning people),
 3. finetuning a fresh model without pretraining: accuracy on its own finetuning people ("finetune-only
    train accuracy") and held-out exact match,
 4. the majority baseline on the held-out people.
-It prints one row per seed and the mean, then the gates derived from them (see
+Every figure is measured on the trained weights by autograder.suites.lm.evaluation, as the grader measures a
+student's. It prints one row per seed and the mean, then the gates derived from them (see
 [retraining] in autograder/suites/lm/assignment.toml for the rule). Not part of CI: one seed takes minutes.
 """
 
@@ -25,8 +27,8 @@ from pathlib import Path
 
 from common import REFERENCE, environment, load_implementation
 
-from autograder.suites.lm import gates
-from autograder.suites.lm.birthplaces import cloze_match, exact_match, majority_answer
+from autograder.suites.lm import evaluation, gates
+from autograder.suites.lm.birthplaces import exact_match, majority_answer
 from autograder.suites.lm.world import SIZES, generate_world
 
 log = logging.getLogger("cpu_tier")
@@ -35,7 +37,9 @@ RATES = ("cloze", "heldout_em", "train_acc", "scratch_train_acc", "scratch_heldo
 
 
 def run_seed(impl, seed: int, variant: str, preset: str, world_args: dict) -> dict:
-    """One row of the table (see the module docstring)."""
+    """One row of the table (see the module docstring). Every figure is measured as the grader measures a
+    student's (``autograder.suites.lm.evaluation``): the trained weights loaded into a fresh GPT, evaluated there;
+    ``last_epoch_loss`` is the trainer's own summary, which the grader does not believe, for comparison."""
     world = generate_world(f"cpu-tier-{seed}", **world_args)
     corpus = "".join(f"{line}\n" for line in world.bios)
     train, heldout = world.pairs(world.train), world.pairs(world.dev)
@@ -43,24 +47,24 @@ def run_seed(impl, seed: int, variant: str, preset: str, world_args: dict) -> di
     row = {"seed": seed, "variant": variant, "people": len(world.people), "bios": len(world.entries)}
     row["calibration_s"] = gates.calibration_seconds(impl, preset, variant)
 
+    def trained(model):
+        return evaluation.trained_model(impl, model.state_dict(), variant, vocab.size, preset)
+
     started = time.perf_counter()
     model = impl.run.build_model(variant, vocab.size, preset, seed=seed)
     summary = impl.run.pretrain(model, corpus, preset, seed=seed, progress=False)
-    row["pretrain_s"], row["pretrain_loss"] = time.perf_counter() - started, summary["loss"]
-    model.eval()
-    prompts, places = zip(*world.cloze_items(world.dev), strict=True)
-    completions = impl.run.complete(model, vocab, list(prompts), max(map(len, places)) + 1)
-    row["cloze"] = rate(cloze_match(completions, places))
+    row["pretrain_s"], row["last_epoch_loss"] = time.perf_counter() - started, summary["loss"]
+    row["pretrain_loss"] = evaluation.pretraining_loss(impl, trained(model), corpus, preset, seed)
+    row["cloze"] = evaluation.cloze(impl, trained(model), vocab, world.cloze_items(world.dev))
 
     started = time.perf_counter()
     impl.run.finetune(model, vocab, train, preset, documents=len(world.bios), pretrained=True, seed=seed,
                       progress=False)
     row["finetune_s"] = time.perf_counter() - started
     started = time.perf_counter()
-    row["heldout_em"] = rate(exact_match(impl.run.predict(model, vocab, [q for q, _ in heldout]),
-                                         [a for _, a in heldout]))
+    row["heldout_em"] = evaluation.accuracy(impl, trained(model), vocab, heldout)
     row["evaluate_s"] = time.perf_counter() - started
-    row["train_acc"] = rate(exact_match(impl.run.predict(model, vocab, [q for q, _ in train]), [a for _, a in train]))
+    row["train_acc"] = evaluation.accuracy(impl, trained(model), vocab, train)
     row["tier_s"] = row["pretrain_s"] + row["finetune_s"] + row["evaluate_s"]
 
     started = time.perf_counter()
@@ -68,17 +72,11 @@ def run_seed(impl, seed: int, variant: str, preset: str, world_args: dict) -> di
     impl.run.finetune(scratch, vocab, train, preset, documents=len(world.bios), pretrained=False, seed=seed,
                       progress=False)
     row["scratch_s"] = time.perf_counter() - started
-    row["scratch_train_acc"] = rate(exact_match(impl.run.predict(scratch, vocab, [q for q, _ in train]),
-                                                [a for _, a in train]))
-    row["scratch_heldout_em"] = rate(exact_match(impl.run.predict(scratch, vocab, [q for q, _ in heldout]),
-                                                 [a for _, a in heldout]))
+    row["scratch_train_acc"] = evaluation.accuracy(impl, trained(scratch), vocab, train)
+    row["scratch_heldout_em"] = evaluation.accuracy(impl, trained(scratch), vocab, heldout)
     majority = majority_answer([a for _, a in train])
-    row["majority_em"] = rate(exact_match([majority] * len(heldout), [a for _, a in heldout]))
+    row["majority_em"] = evaluation.rate(exact_match([majority] * len(heldout), [a for _, a in heldout]))
     return row
-
-
-def rate(score: tuple[int, int]) -> float:
-    return score[0] / score[1]
 
 
 def main(argv: list[str] | None = None) -> int:

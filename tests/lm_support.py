@@ -6,10 +6,10 @@ import functools
 from types import SimpleNamespace
 
 import pytest
-import torch
 
 from autograder import course
 from autograder.grading import trusted_import
+from autograder.suites.lm import evaluation
 from autograder.suites.lm.world import World, generate_world
 
 LM = course.load("lm")
@@ -43,7 +43,5 @@ def corpus(world: World | None = None) -> str:
 def one_thread():
     """Tiny models run faster on one thread, and far faster when other processes share the cores (OpenMP
     threads wait for each other at every operation); import this fixture into a test module to use it."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+    with evaluation.one_thread():
+        yield

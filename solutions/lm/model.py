@@ -5,9 +5,11 @@ Conventions (the grader relies on them):
 - Variants: ``vanilla`` adds learned absolute positions (positions.LearnedPositions) to the token
   embeddings; ``rope`` adds none and uses positions.RotaryCausalSelfAttention in every block instead
   of masking.CausalSelfAttention.
-- Parameter names are fixed (the grader loads its own weights): tok_emb, pos_emb (vanilla only),
-  blocks.{i}.ln1, blocks.{i}.attn.{query,key,value,proj}, blocks.{i}.ln2, blocks.{i}.mlp.0 (D -> 4D),
-  blocks.{i}.mlp.2 (4D -> D), ln_f, head (D -> V, no bias).
+- Parameter names are fixed: tok_emb, pos_emb (vanilla only), blocks.{i}.ln1,
+  blocks.{i}.attn.{query,key,value,proj}, blocks.{i}.ln2, blocks.{i}.mlp.0 (D -> 4D), blocks.{i}.mlp.2 (4D -> D),
+  ln_f, head (D -> V, no bias). So state dicts are interchangeable with the grader's model: it loads its own
+  weights into yours, and grades the weights your training produced (model.state_dict(): exactly these float32
+  parameters, no other persistent buffer) in its own model.
 - The loss is the mean cross-entropy over the targets that are not the pad id (0).
 
 This assignment carries your masking.py and positions.py: hand them in with these files.

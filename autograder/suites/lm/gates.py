@@ -2,12 +2,18 @@
 one retraining.
 
 A retraining yields rates on the held-out or finetuning people of a generated world (the cloze probe,
-finetune-only train accuracy, held-out exact match) and the final pretraining loss. ``judge`` turns
-them into graded parts; ``derive`` is the rule [retraining.gates] was written with (bench/cpu_tier.py
-prints it): a rate's gate is the lower end of the Wilson interval (z standard errors) of the reference's
-worst seed, never below the upper end of the majority baseline's (a gate that "always the commonest town"
-could pass grades nothing); the loss bound is the worst seed's loss plus z standard deviations across
-seeds (with fewer than 3 seeds the spread is unknown, and 10 % of the mean loss stands in for it).
+finetune-only train accuracy, held-out exact match) and the pretraining loss. Every figure is measured by trusted
+code on the weights the training produced, loaded into the reference's GPT (``evaluation``), in the same way for
+the reference's sweep and for a student's grading: a student's process could forge its own summary and answers.
+The loss is the trained model's mean span-corruption loss over fresh epochs of the corpus. The committed loss
+bound was derived from the trainer's own last-epoch mean, which means the same thing (the cpu preset has no
+dropout, so only the weights' drift over that last epoch and the corruptions drawn differ); [retraining] in the lm
+assignment.toml compares the two. ``judge`` turns the figures into graded parts; ``derive`` is the rule
+[retraining.gates] was written with (bench/cpu_tier.py prints it): a rate's gate is the lower end of the Wilson
+interval (z standard errors) of the reference's worst seed, never below the upper end of the majority baseline's
+(a gate that "always the commonest town" could pass grades nothing); the loss bound is the worst seed's loss plus
+z standard deviations across seeds (with fewer than 3 seeds the spread is unknown, and 10 % of the mean loss stands
+in for it).
 """
 
 from __future__ import annotations
@@ -174,10 +180,11 @@ def judge(figures: dict, gates: Gates) -> list[Verdict]:
                 f"completing each held-out person's biography up to the birthplace after pretraining gave the "
                 f"birthplace for {cloze:.0%} of them (the gate is {gates.cloze_min:.0%}; without pretraining, or "
                 "always naming the commonest town, a model gets only a few %)."),
-        Verdict("pretraining converges: the last epoch's mean loss", 1,
+        Verdict("pretraining converges: the pretrained model's loss", 1,
                 loss is not None and math.isfinite(loss) and loss <= gates.pretrain_loss_max,
                 missing if loss is None else
-                f"the last pretraining epoch's mean loss was {loss:.3f} (the bound is {gates.pretrain_loss_max:.2f})."),
+                f"the pretrained model's mean span-corruption loss on the corpus, evaluated by the grader on the "
+                f"weights your pretraining produced, was {loss:.3f} (the bound is {gates.pretrain_loss_max:.2f})."),
         Verdict("finetuning without pretraining learns its own people's birthplaces", 2,
                 scratch is not None and scratch >= gates.scratch_train_acc_min, missing if scratch is None else
                 f"a model finetuned from scratch answered {scratch:.0%} of its own finetuning questions exactly "

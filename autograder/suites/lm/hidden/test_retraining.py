@@ -1,38 +1,38 @@
-"""Hidden: the student's own trainer retrained on a secret world, within a time budget (minutes on a CPU).
+"""Hidden: the student's own trainer retrained on a secret world, within a time budget (minutes on a CPU), and
+graded by trusted code.
 
-The world is generated here from the suite's hidden seed and never written to files: the worker gets
-the biographies and questions as strings and runs the student's build_model, pretrain, complete (the
-cloze probe), finetune (its learning rate decays over the corpus's documents, one biography a line, as CS224N's
-does) and predict; answers come back as strings and are scored here with
+The world is generated here from the suite's hidden seed and never written to files: the worker gets the biographies
+and questions as strings and runs the student's build_model, pretrain and finetune (its learning rate decays over
+the corpus's documents, one biography a line, as CS224N's does). Nothing the student's process says about its
+training is believed: when this test read the loss from the student's own summary and asked the student's own
+complete and predict, a submission that trained nothing and looked the answers up in the texts it had been given
+earned full marks. After each stage the grader reads the model's state_dict(), loads it into the reference's GPT and
+measures there, with the reference's code (../evaluation.py): the pretraining loss and the cloze probe after
+pretraining, held-out exact match after finetuning, and the answers of the model finetuned from scratch to its own
+finetuning questions. The cloze probe's and the held-out questions are people the student's finetuning never saw;
+the finetune-only gate is about fitting the finetuning people themselves (finetuned from scratch, a model stays at
+the majority baseline on anyone else), and weights can only answer them by having learnt them. The summaries are
+read for one thing only: the note that a stage was stopped by its time budget. Answers are scored with
 autograder.suites.lm.birthplaces. Each training stage gets max_seconds from [retraining.budget] (a multiple of the
 reference's time on the sweep's machine), stretched on a slower grading machine by the reference's calibration step
-timed here (gates.calibration_seconds), and the calls' deadline covers their sum; the gates and parts are in
-../gates.py.
+timed here (gates.calibration_seconds), and the calls' deadline covers their sum (the grader's own evaluation is not
+charged to it); the gates and parts are in ../gates.py.
 """
 
+import contextlib
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
 
-from autograder.grading import StudentCodeFailure, graded
-from autograder.suites.lm import gates
-from autograder.suites.lm.birthplaces import cloze_match, exact_match
-from autograder.suites.lm.world import SIZES, generate_world
+from autograder.grading import RemoteObject, StudentCodeFailure, graded
+from autograder.suites.lm import evaluation, gates
+from autograder.suites.lm.world import SIZES, World, generate_world
 
 THRESHOLDS = gates.load()
 SLACK_SECONDS = gates.SLACK_SECONDS  # beyond the training budgets ([retraining.budget] in the lm assignment.toml)
 COVERS = ["build_model", "pretrain_config", "finetune_config", "predict", "Trainer.step", "GPT", "GPT.generate",
           "CharCorruptionDataset", "NameDataset", "learning_rate", "configure_optimizer"]
-
-
-def strings(value, count: int, what: str) -> list[str]:
-    """``value`` if it is a list of ``count`` strings, else a failure that says what came back."""
-    if not isinstance(value, list | tuple) or len(value) != count or not all(isinstance(v, str) for v in value):
-        shown = f"a {type(value).__name__}" + (f" of {len(value)}" if isinstance(value, list | tuple) else "")
-        raise AssertionError(f"{what} returned {shown}; expected a list of {count} strings")
-    return list(value)
-
-
-def rate(score: tuple[int, int]) -> float:
-    return score[0] / score[1]
 
 
 def training_note(stage: str, summary, budget: float, reference: float) -> str:
@@ -52,43 +52,89 @@ def timing_note(budget: gates.Budget) -> str:
             "stopped.")
 
 
-def loss_of(summary) -> float | None:
-    loss = summary.get("loss") if isinstance(summary, dict) else None
-    return float(loss) if isinstance(loss, int | float) and not isinstance(loss, bool) else None
+@dataclass
+class Retraining:
+    """One retraining: the student's process trains, the grader measures (see the module docstring). ``figures``
+    and ``notes`` collect what was measured and what to tell the student; ``vocab`` is the student's Vocabulary of
+    the corpus (in its worker) and ``size`` its size, once ``run`` has built it; ``known`` is the reference's, which
+    the grader's evaluation uses."""
 
+    student: Any
+    reference: Any
+    world: World
+    corpus: str
+    seed: int
+    budget: gates.Budget
+    figures: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+    vocab: Any = None
+    size: int = 0
+    known: Any = field(init=False)
 
-def pretrained(run, world, corpus: str, vocab, size: int, seed: int, budget: gates.Budget, figures: dict,
-               notes: list) -> None:
-    """Pretraining, the cloze probe, finetuning and held-out predictions"""
-    preset, variant = THRESHOLDS.preset, THRESHOLDS.variant
-    model = run.build_model(variant, size, preset, seed=seed)
-    summary = run.pretrain(model, corpus, preset, seed=seed, max_seconds=budget.pretrain, progress=False)
-    figures["pretrain_loss"] = loss_of(summary)
-    notes.append(training_note("pretraining", summary, budget.pretrain, budget.reference_pretrain))
-    model.eval()
-    prompts, places = zip(*world.cloze_items(world.dev), strict=True)
-    completions = run.complete(model, vocab, list(prompts), max(map(len, places)) + 1)
-    figures["cloze"] = rate(cloze_match(strings(completions, len(places), "complete"), places))
-    heldout = world.pairs(world.dev)
-    summary = run.finetune(model, vocab, world.pairs(world.train), preset, documents=len(world.bios), pretrained=True,
-                           seed=seed, max_seconds=budget.finetune, progress=False)
-    notes.append(training_note("finetuning", summary, budget.finetune, budget.reference_finetune))
-    answers = run.predict(model, vocab, [q for q, _ in heldout])
-    figures["heldout_em"] = rate(exact_match(strings(answers, len(heldout), "predict"), [a for _, a in heldout]))
-    notes.append(f"For information: held-out exact match after pretraining and finetuning was "
-                 f"{figures['heldout_em']:.0%} (on a world this small it stays near the majority baseline).")
+    def __post_init__(self):
+        self.known = self.reference.dataset.Vocabulary(self.corpus)
 
+    def run(self) -> None:
+        """The student's vocabulary, then both stages; a stage that fails leaves its figures out and says why."""
+        try:
+            self.vocab = self.student.dataset.Vocabulary(self.corpus)
+            self.size = self.vocab.size.get()
+        except StudentCodeFailure as exc:
+            self.notes.append(f"Vocabulary(corpus) failed, so nothing could be trained: {exc}")
+            return
+        for stage in (self.pretrained, self.from_scratch):
+            try:
+                stage()
+            except StudentCodeFailure as exc:  # a StudentTimeout says which call ran how long
+                self.notes.append(f"{stage.__doc__} failed: {exc}\n{timing_note(self.budget)}")
 
-def from_scratch(run, world, corpus: str, vocab, size: int, seed: int, budget: gates.Budget, figures: dict,
-                 notes: list) -> None:
-    """Finetuning without pretraining"""
-    train = world.pairs(world.train)
-    model = run.build_model(THRESHOLDS.variant, size, THRESHOLDS.preset, seed=seed)
-    summary = run.finetune(model, vocab, train, THRESHOLDS.preset, documents=len(world.bios), pretrained=False,
-                           seed=seed, max_seconds=budget.scratch, progress=False)
-    notes.append(training_note("finetuning from scratch", summary, budget.scratch, budget.reference_scratch))
-    answers = run.predict(model, vocab, [q for q, _ in train])
-    figures["scratch_train_acc"] = rate(exact_match(strings(answers, len(train), "predict"), [a for _, a in train]))
+    def pretrained(self) -> None:
+        """Pretraining, the cloze probe, finetuning and held-out predictions"""
+        run, world, preset = self.student.run, self.world, THRESHOLDS.preset
+        model = run.build_model(THRESHOLDS.variant, self.size, preset, seed=self.seed)
+        summary = run.pretrain(model, self.corpus, preset, seed=self.seed, max_seconds=self.budget.pretrain,
+                               progress=False)
+        self.notes.append(training_note("pretraining", summary, self.budget.pretrain, self.budget.reference_pretrain))
+        with self.trained(model) as trained:
+            self.figures["pretrain_loss"] = evaluation.pretraining_loss(self.reference, trained, self.corpus, preset,
+                                                                        self.seed)
+            self.figures["cloze"] = evaluation.cloze(self.reference, trained, self.known,
+                                                     world.cloze_items(world.dev))
+        summary = run.finetune(model, self.vocab, world.pairs(world.train), preset, documents=len(world.bios),
+                               pretrained=True, seed=self.seed, max_seconds=self.budget.finetune, progress=False)
+        self.notes.append(training_note("finetuning", summary, self.budget.finetune, self.budget.reference_finetune))
+        with self.trained(model) as trained:
+            self.figures["heldout_em"] = evaluation.accuracy(self.reference, trained, self.known,
+                                                             world.pairs(world.dev))
+        self.notes.append(f"For information: held-out exact match after pretraining and finetuning was "
+                          f"{self.figures['heldout_em']:.0%} (on a world this small it stays near the majority "
+                          "baseline).")
+
+    def from_scratch(self) -> None:
+        """Finetuning without pretraining"""
+        run, train = self.student.run, self.world.pairs(self.world.train)
+        model = run.build_model(THRESHOLDS.variant, self.size, THRESHOLDS.preset, seed=self.seed)
+        summary = run.finetune(model, self.vocab, train, THRESHOLDS.preset, documents=len(self.world.bios),
+                               pretrained=False, seed=self.seed, max_seconds=self.budget.scratch, progress=False)
+        self.notes.append(training_note("finetuning from scratch", summary, self.budget.scratch,
+                                        self.budget.reference_scratch))
+        with self.trained(model) as trained:
+            self.figures["scratch_train_acc"] = evaluation.accuracy(self.reference, trained, self.known, train)
+
+    @contextlib.contextmanager
+    def trained(self, model) -> Iterator[Any]:
+        """The reference's GPT holding the weights of ``model`` (the student's, read with state_dict()). The time
+        spent inside is the grader's: the student's deadline moves by it."""
+        if not isinstance(model, RemoteObject):
+            raise StudentCodeFailure(f"build_model returned a {type(model).__name__}, not a model (a torch.nn.Module)")
+        state = model.state_dict()
+        started = time.monotonic()
+        try:
+            with evaluation.one_thread():
+                yield evaluation.trained_model(self.reference, state, THRESHOLDS.variant, self.known.size,
+                                               THRESHOLDS.preset)
+        finally:
+            self.student.excuse(time.monotonic() - started)
 
 
 @graded(points=6, tags=["retraining"], covers=COVERS, builds_on=["masking", "positions"],
@@ -102,21 +148,13 @@ def test_retraining(student, reference, parts, seed):
     student.deadline = min(student.deadline, time.monotonic() + student.time_limit)
     world = generate_world(f"lm-retraining:{seed}", **SIZES[THRESHOLDS.size])
     corpus = "".join(f"{line}\n" for line in world.bios)
-    figures, notes = {}, []
+    retraining = Retraining(student, reference, world, corpus, seed, budget)
     if slowdown > 1:
-        notes.append(f"This grading machine trains {slowdown:.1f}x slower than the one the time budgets were measured "
-                     "on (the reference's training step, timed here), so every budget was stretched as much.")
-    try:
-        vocab = student.dataset.Vocabulary(corpus)
-        size = vocab.size.get()
-    except StudentCodeFailure as exc:
-        notes.append(f"Vocabulary(corpus) failed, so nothing could be trained: {exc}")
-    else:
-        for stage in (pretrained, from_scratch):
-            try:
-                stage(student.run, world, corpus, vocab, size, seed, budget, figures, notes)
-            except StudentCodeFailure as exc:  # a StudentTimeout says which call ran how long
-                notes.append(f"{stage.__doc__} failed: {exc}\n{timing_note(budget)}")
+        retraining.notes.append(f"This grading machine trains {slowdown:.1f}x slower than the one the time budgets "
+                                "were measured on (the reference's training step, timed here), so every budget was "
+                                "stretched as much.")
+    retraining.run()
+    figures, notes = retraining.figures, retraining.notes
     details = "\n".join(note for note in notes if note)
     verdicts = gates.judge(figures, THRESHOLDS.gates)
     parts.figure("cloze probe", figures.get("cloze"), at_least=THRESHOLDS.gates.cloze_min)

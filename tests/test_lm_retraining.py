@@ -1,0 +1,152 @@
+"""The lm retraining test believes nothing the student's process says: forged training earns nothing, and forged
+weights get a clear failure. Each submission is the reference with its training replaced, graded by the hidden
+retraining test alone (its training takes no time, so neither does grading it)."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import torch
+from lm_support import LM, reference
+
+from autograder.grading import Parts, StudentCodeFailure
+from autograder.grading.proxy import Student
+from autograder.sandbox.isolation import Isolation
+from autograder.suites.lm import evaluation, gates
+from autograder.suites.lm.hidden import test_retraining
+
+# Trains nothing: pretrain and finetune remember the texts they are given and report a converged run;
+# complete and predict look the answers up in them. Reading its own summary and asking its own complete and predict,
+# the retraining test gave this 6/6.
+MEMORISES = """
+    _bios, _answers = [], {}
+    _FORGED = {"epochs": 450, "steps": 1350, "tokens": 0, "seconds": 100.0, "loss": 0.01, "stopped": "done",
+               "tokens_per_second": 0.0}
+
+    def pretrain(model, corpus, preset="cpu", **options):
+        _bios.extend(corpus.splitlines())
+        return dict(_FORGED)
+
+    def finetune(model, vocab, pairs, preset="cpu", **options):
+        _answers.update(pairs)
+        return dict(_FORGED)
+
+    def complete(model, vocab, prompts, max_new_tokens=32, stop=None):
+        return [next((bio[len(p):] for bio in _bios if bio.startswith(p)), "") for p in prompts]
+
+    def predict(model, vocab, questions, max_new_tokens=32):
+        return [_answers.get(q, "") for q in questions]
+"""
+# Hands back weights that cannot be evaluated: NaN after pretraining, a state_dict of the wrong shapes after
+# finetuning from scratch.
+FORGES_WEIGHTS = """
+    def pretrain(model, corpus, preset="cpu", **options):
+        with torch.no_grad():
+            for parameter in model.parameters():
+                parameter.fill_(float("nan"))
+        return {"loss": 0.01, "stopped": "done"}
+
+    def finetune(model, vocab, pairs, preset="cpu", *, pretrained=True, **options):
+        real = model.state_dict
+        model.state_dict = lambda: {name: value.reshape(-1) if name == "head.weight" else value
+                                    for name, value in real().items()}
+        return {"loss": 0.01, "stopped": "done"}
+"""
+
+
+def retrain(run_py_tail: str) -> Parts:
+    """The hidden retraining test's parts for the reference with ``run_py_tail`` appended to its run.py."""
+    folder = Path(tempfile.mkdtemp(prefix="autograder-retraining-"))
+    submission = folder / "submission"
+    submission.mkdir()
+    for module in LM.modules:
+        shutil.copy(LM.solution_dir / f"{module['name']}.py", submission)
+    with open(submission / "run.py", "a") as handle:
+        handle.write(textwrap.dedent(run_py_tail))
+    student = Student(submission, LM.modules, LM.limits, Isolation.detect(), LM.forbidden)
+    student.deadline = time.monotonic() + 300
+    parts = Parts()
+    try:
+        test_retraining.test_retraining(student, reference(), parts, seed=7)
+    finally:
+        student.close()
+        shutil.rmtree(folder, ignore_errors=True)
+    return parts
+
+
+@pytest.fixture
+def calibrated(monkeypatch):
+    """The budgets as measured with the sweep: how fast this machine trains is not what these tests check, and timing
+    the reference's training step costs seconds."""
+    monkeypatch.setattr(gates, "calibration_seconds", lambda *args: gates.load().budget.calibration)
+
+
+def failures(parts: Parts) -> list[str]:
+    return [error for _, _, error in parts.results if error is not None]
+
+
+@pytest.mark.usefixtures("calibrated")
+def test_a_submission_that_trains_nothing_earns_nothing_from_forged_figures():
+    parts = retrain(MEMORISES)
+    assert [weight for _, weight, _ in parts.results] == [3, 1, 2]
+    cloze, loss, scratch = failures(parts)
+    assert "gave the birthplace for 0%" in cloze
+    assert "evaluated by the grader on the weights your pretraining produced, was 4." in loss, loss
+    assert "answered 0% of its own finetuning questions" in scratch
+
+
+@pytest.mark.usefixtures("calibrated")
+def test_forged_weights_fail_clearly():
+    parts = retrain(FORGES_WEIGHTS)
+    details = failures(parts)[0]
+    assert len(failures(parts)) == 3 and not parts.grader_errors
+    assert "Pretraining, the cloze probe, finetuning and held-out predictions failed: the trained model's weights " \
+           "cannot be graded: tok_emb.weight holds NaN or infinite values" in details
+    assert "Finetuning without pretraining failed: the trained model's weights cannot be graded: head.weight is a " \
+           "torch.float32 tensor of shape (" in details
+
+
+@pytest.fixture(scope="module")
+def expected() -> dict[str, torch.Tensor]:
+    return reference().run.build_model("vanilla", 12, "cpu").state_dict()
+
+
+@pytest.mark.parametrize(("change", "problem"), [
+    (lambda s: list(s.values()), "state_dict() returned a list, not a dict of tensors"),
+    (lambda s: {k: v for k, v in s.items() if k != "ln_f.bias"}, "names differ from the handout's: missing ln_f.bias"),
+    (lambda s: {**s, "blocks.0.attn.mask": torch.ones(3)}, "unexpected blocks.0.attn.mask"),
+    (lambda s: {**s, "ln_f.bias": 0.0}, "ln_f.bias is a float, not a tensor"),
+    (lambda s: {**s, "ln_f.bias": s["ln_f.bias"].double()}, "ln_f.bias is a torch.float64 tensor of shape (128,)"),
+    (lambda s: {**s, "ln_f.bias": s["ln_f.bias"][:-1]}, "ln_f.bias is a torch.float32 tensor of shape (127,)"),
+    (lambda s: {**s, "ln_f.bias": s["ln_f.bias"] / 0}, "ln_f.bias holds NaN or infinite values"),
+])
+def test_weights_that_do_not_fit_the_handouts_model_are_refused(expected, change, problem):
+    with pytest.raises(StudentCodeFailure, match="cannot be graded") as refused:
+        evaluation.checked_state(change(dict(expected)), expected)
+    assert problem in str(refused.value)
+    assert evaluation.checked_state(dict(expected), expected) == expected
+
+
+def test_a_model_that_stays_out_of_reach_is_refused():
+    """build_model must return a model (an object that stays in the worker), not a value the grader receives."""
+    retraining = test_retraining.Retraining(SimpleNamespace(excuse=lambda seconds: None), reference(), None, "ab\n",
+                                            0, None)
+    with pytest.raises(StudentCodeFailure, match="build_model returned a dict, not a model"), \
+            retraining.trained({"tok_emb.weight": torch.ones(2)}):
+        pass
+
+
+def test_reading_weights_back_leaves_the_global_generator_alone(expected):
+    """build_model seeds torch's global generator: the grader's copy of a student's model must not reseed the
+    runner's."""
+    torch.manual_seed(5)
+    drawn = torch.rand(3)
+    torch.manual_seed(5)
+    evaluation.trained_model(reference(), dict(expected), "vanilla", 12, "cpu")
+    assert torch.equal(torch.rand(3), drawn)
