@@ -3,7 +3,9 @@
 Zips are checked before anything is extracted: no absolute paths, no ``..`` entries, no links,
 at most ``MAX_FILES`` entries, ``MAX_DEPTH`` levels of folders and ``MAX_BYTES`` uncompressed, and no entry that
 expands more than ``MAX_RATIO`` times (a zip bomb: what it declares is all ``zipfile`` will write). A zip inside the zip
-is a file like any other, never opened. Folders (Gradescope unzips a student's zip itself) are read breadth first
+is a file like any other, never opened; and before ``zipfile`` reads a zip's directory whole, its end record says how
+many entries and bytes the directory holds (``open_zip``), so a zip of millions of empty entries is refused unread.
+Folders (Gradescope unzips a student's zip itself) are read breadth first
 with the same limits, counted as they are read (``trees.walk``), so a chain of thousands of folders or a folder of a
 million entries costs no more than the limit. A code file or notebook larger than ``notebook_cells.MAX_BYTES`` is
 refused before anything parses it. Folders are copied without
@@ -25,6 +27,7 @@ import io
 import os
 import shutil
 import stat
+import struct
 import sys
 import zipfile
 from pathlib import Path, PurePosixPath
@@ -37,6 +40,7 @@ MAX_DEPTH = 20  # levels of folders
 MAX_RATIO = 100  # how many times its compressed size an entry may expand to (beyond RATIO_FREE bytes)
 RATIO_FREE = 1 << 20
 JUNK = {"__MACOSX", ".DS_Store", "__pycache__", ".ipynb_checkpoints", ".git"}
+MAX_DIRECTORY = 16 << 20  # bytes of a zip's central directory (MAX_FILES entries take well under 1 MB)
 
 
 class SubmissionError(Exception):
@@ -235,9 +239,33 @@ def _check_shape(count: int, depth: int) -> None:
                               "one folder")
 
 
+def open_zip(path: Path) -> zipfile.ZipFile:
+    """``path`` opened as a zip once its end record (the zip64 one where there is one) declares at most ``MAX_FILES``
+    entries in a directory of at most ``MAX_DIRECTORY`` bytes: ``zipfile`` reads the whole directory as it opens.
+    Raises ``SubmissionError`` beyond that, ``zipfile.BadZipFile`` without an end record."""
+    with open(path, "rb") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        start = max(0, size - (22 + 0xFFFF))  # the end record, then a comment of at most 64 KB
+        handle.seek(start)
+        tail = handle.read()
+        at = tail.rfind(b"PK\x05\x06")
+        if at < 0 or len(tail) - at < 22:
+            raise zipfile.BadZipFile("File is not a zip file")
+        entries, directory = struct.unpack("<HI", tail[at + 10:at + 16])
+        if (entries == 0xFFFF or directory == 0xFFFFFFFF) and at >= 20 and tail[at - 20:at - 16] == b"PK\x06\x07":
+            handle.seek(struct.unpack("<Q", tail[at - 12:at - 4])[0])  # the zip64 end record
+            record = handle.read(56)
+            if len(record) == 56 and record[:4] == b"PK\x06\x06":
+                entries, directory = struct.unpack("<QQ", record[32:48])
+    if entries > MAX_FILES or directory > MAX_DIRECTORY:
+        raise SubmissionError(f"the zip holds {entries} entries in a directory of {directory} bytes (limit {MAX_FILES} "
+                              "entries); zip only your files")
+    return zipfile.ZipFile(path)
+
+
 def _extract_zip(source: Path, target: Path) -> None:
     try:
-        with zipfile.ZipFile(source) as archive:
+        with open_zip(source) as archive:
             members = archive.infolist()
             _check_members(members)
             bad = archive.testzip()

@@ -251,3 +251,14 @@ def test_a_deeply_nested_notebook_is_a_message_not_a_crash(tmp_path):
         read_notebook(str(nested))
     with pytest.raises(NotebookError, match="nested too deeply"):
         cells(nested)
+
+
+@pytest.mark.parametrize("entries", [submission.MAX_FILES + 1, 0xFFFF + 1])  # the second needs zip64's end record
+def test_a_zip_of_too_many_entries_is_refused_before_its_directory_is_read(tmp_path, monkeypatch, entries):
+    many = tmp_path / "many.zip"
+    with zipfile.ZipFile(many, "w") as archive:
+        for number in range(entries):
+            archive.writestr(str(number), b"")
+    monkeypatch.setattr(submission.zipfile, "ZipFile", None)  # reading the directory would fail differently
+    with pytest.raises(SubmissionError, match=f"the zip holds {entries} entries"):
+        stage(many, ["masking.py"], tmp_path / "work")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder import course, trees
-from autograder.submission import MAX_FILES, unreadable_zip
+from autograder.submission import MAX_FILES, SubmissionError, open_zip, unreadable_zip
 
 SEARCH_DEPTH = 3
 
@@ -51,9 +51,9 @@ def assignment_of(path: Path) -> str | None:
     """
     if path.is_file() and path.suffix.lower() == ".zip":
         try:
-            with zipfile.ZipFile(path) as archive:
+            with open_zip(path) as archive:
                 present = {Path(n).name for n in archive.namelist()}
-        except (zipfile.BadZipFile, OSError):
+        except (zipfile.BadZipFile, OSError, SubmissionError):
             return None
     elif path.is_dir():
         present = {p.name for p in _files(path, SEARCH_DEPTH)}
@@ -114,9 +114,11 @@ def _job(name: str, path: Path, forced: str | None) -> Job:
         return Job(name, path, forced)
     if path.is_file() and path.suffix.lower() == ".zip":
         try:
-            zipfile.ZipFile(path).close()
+            open_zip(path).close()
         except (zipfile.BadZipFile, OSError) as exc:
             return Job(name, path, None, unreadable_zip(path, exc))
+        except SubmissionError as exc:
+            return Job(name, path, None, f"{path.name}: {exc}")
     if path.is_dir() and not _files(path, SEARCH_DEPTH):
         return Job(name, path, None, f"{path.name} holds no files; a submission is a folder or zip holding one "
                                      "assignment's files (`autograder list` names them)")
