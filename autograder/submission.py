@@ -258,8 +258,8 @@ def open_zip(path: Path) -> zipfile.ZipFile:
             if len(record) == 56 and record[:4] == b"PK\x06\x06":
                 entries, directory = struct.unpack("<QQ", record[32:48])
     if entries > MAX_FILES or directory > MAX_DIRECTORY:
-        raise SubmissionError(f"the zip holds {entries} entries in a directory of {directory} bytes (limit {MAX_FILES} "
-                              "entries); zip only your files")
+        raise SubmissionError(f"the zip holds {entries} entries (limit {MAX_FILES}) in a directory of {directory} "
+                              "bytes; zip only your files")
     return zipfile.ZipFile(path)
 
 

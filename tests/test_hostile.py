@@ -25,14 +25,18 @@ from autograder.results import Results
 
 # The command's own peak resident memory, and the highest of every process it started (runners, their workers and
 # zygotes), measured by the command's process as it exits: with these submissions, on the CPU, 305 MB and 368 MB;
-# with the 90 MB notebook let through (no ratio or size limit), 1094 MB and 1093 MB.
+# with the 90 MB notebook let through (no ratio or size limit), 1094 MB and 1093 MB. The command's own is its VmHWM:
+# its ru_maxrss would count the process that started it (Linux keeps it across exec), a pytest worker grown by the
+# tests before this one (823 MB in make test on 2026-11-27).
 COMMAND_PEAK_MB, STARTED_PEAK_MB = 800, 800
 MEASURED = """
 import atexit, json, resource, sys
 from autograder import cli
 cli.main(sys.argv[2:])
 atexit._run_exitfuncs()  # as cli.run: the zygotes stopped and reaped, so that their peaks count
-peaks = {who: resource.getrusage(getattr(resource, who)).ru_maxrss >> 10 for who in ("RUSAGE_SELF", "RUSAGE_CHILDREN")}
+status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines())
+peaks = {"RUSAGE_SELF": int(status["VmHWM"].split()[0]) >> 10,
+         "RUSAGE_CHILDREN": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss >> 10}
 open(PEAKS, "w").write(json.dumps(peaks))
 """
 

@@ -12,6 +12,7 @@ from autograder.batch.discovery import Job
 from autograder.batch.engine import grade_all
 from autograder.batch.jobs import grade_job
 from autograder.results import Results, TestResult
+from autograder.sandbox.isolation import Isolation
 
 
 def test_skipped_tests_are_listed_not_scored(tmp_path):
@@ -128,6 +129,7 @@ def test_a_jobs_own_oracle_and_public_only_win_over_the_batchs(tmp_path):
 
     class Runners:
         stopping = False
+        isolation = Isolation("namespaces")
 
         def start(self, spec, log):
             asked.append(spec)
