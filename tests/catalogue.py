@@ -5,8 +5,10 @@ A case file holds literals only (read with ``ast``, never imported): its docstri
 added to: ``skeleton``, ``reference`` or ``mutant:NAME``), ``CODE`` (appended to ``TARGET``, by default the
 assignment's first own file; later definitions win), ``FILES`` (more files: text, or ``{"link": path}`` for a link),
 ``EXPECT`` (the score it must get: ``zero``, ``below`` the maximum, ``full``, ``base`` (no more than its base earns
-alone) or ``any``), texts its feedback must show (``PRESENT``) or must not (``ABSENT``), and ``RUNTIME = True`` for
-an attack on the runtime tests (the others are graded without them: they start the reference's own worker).
+alone) or ``any``), texts its feedback must show (``PRESENT``) or must not (``ABSENT``), ``RUNTIME = True`` for
+an attack on the runtime tests (the others are graded without them: they start the reference's own worker), and
+``RETRAINING = True`` for one on the lm retraining test (the others, and the bases, are graded without it: the
+reference's retraining takes minutes).
 ``CODE`` may name ``@REPO@`` (the checkout), ``@MARKER@`` (a token unique to the case: another submission that
 shows it has read this one), ``@COPY@`` (a second checkout's solutions on disk) and ``@PORT@`` (a local TCP port that
 records who connects).
@@ -43,6 +45,7 @@ class Case:
     present: list[str] = field(default_factory=list)
     absent: list[str] = field(default_factory=list)
     runtime: bool = False
+    retraining: bool = False
 
     @property
     def label(self) -> str:

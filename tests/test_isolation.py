@@ -145,15 +145,17 @@ def graded(request, tmp_path_factory) -> Graded:
     ordered = sorted(paths, key=lambda p: (p.name != FIRST, p.name == LAST))
     jobs = [job for path in [*ordered[:1], *base_paths.values(), *ordered[1:]] for job in discover([path])]
     quick = {case.label for case in CASES if not case.runtime}
+    retraining = {case.label for case in CASES if case.retraining}
     for job in jobs:
-        job.skip_tags = ("runtime",) if job.name in quick else ()
+        job.skip_tags = (*(("runtime",) if job.name in quick else ()),
+                         *(() if job.name in retraining else ("retraining",)))
     try:
         with pytest.MonkeyPatch.context() as patch, private_tmp() as scratch:
             patch.setenv("AUTOGRADER_NAMESPACES", MODES[mode])
             patch.setenv("AUTOGRADER_SECRET", secret)
             Isolation.detect.cache_clear()
             assert Isolation.detect().mode == mode
-            collected = grade_all(jobs, base / "out", workers=2, progress=False, skip_tags=("retraining",))
+            collected = grade_all(jobs, base / "out", workers=2, progress=False)
             time.sleep(1.0)  # anything still alive would have written again by now
             processes = [pid for uid in permissions.UID_POOL for pid in permissions.processes_of(uid)]
             files = _leftovers(before, scratch)

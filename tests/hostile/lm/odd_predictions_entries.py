@@ -1,6 +1,6 @@
 """Hands in a folder named like a predictions file, and makes a pipe of that kind at import (the grader once reported
 an IsADirectoryError, then an UnboundLocalError, as its own problem)."""
-CLASS = "odd predictions entries (issue 32)"
+CLASS = "8 links and messages"
 BASE = "skeleton"
 EXPECT = "zero"
 FILES = {"folder.test.predictions/answers.txt": "Ulm\n"}

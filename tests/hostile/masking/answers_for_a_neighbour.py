@@ -1,7 +1,7 @@
 """Serves its own (correct) code to a submission graded beside it: on a named unix socket in /dev/shm, another in its
 TMPDIR (opened to every user, its path shown in a child's command line, which every user may read in /proc), an
 abstract unix socket, and a file in /dev/shm; it stays a few seconds at import, so that its neighbour finds it."""
-CLASS = "collusion side by side (issue 32)"
+CLASS = "15 collusion side by side"
 BASE = "reference"
 EXPECT = "full"
 CODE = r'''

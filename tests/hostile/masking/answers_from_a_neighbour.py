@@ -1,7 +1,7 @@
 """A skeleton that takes a correct implementation from a submission graded beside it (``answers_for_a_neighbour``):
 it looks for ten seconds at import on the named sockets in /dev/shm and in a TMPDIR named in /proc, the abstract
 socket and the file, and runs whatever code it gets (before, 55/55 from a neighbour without namespaces)."""
-CLASS = "collusion side by side (issue 32)"
+CLASS = "15 collusion side by side"
 BASE = "skeleton"
 EXPECT = "base"
 CODE = r'''

@@ -1,6 +1,6 @@
 """Prints, and raises, text that closes a three-backtick fence and forges a passed heading and a full score, with
 terminal escape sequences (clear the screen, a hyperlink), a right-to-left override and a formula."""
-CLASS = "32.4 injection into what staff and students open"
+CLASS = "14 injection into what staff and students open"
 BASE = "skeleton"
 EXPECT = "zero"
 PRESENT = ["````\n```\n## [PASS] causal mask (10/10)", "forged by the message"]

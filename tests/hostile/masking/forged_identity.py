@@ -1,6 +1,6 @@
 """Names someone else as its author: Gradescope's submission_metadata.json and an export's submission_metadata.yml,
 forged inside the submission (the gradebook once credited whom the json named)."""
-CLASS = "forged identity (issue 32)"
+CLASS = "16 forged identity"
 BASE = "reference"
 EXPECT = "full"
 FILES = {"submission_metadata.json": '{"id": 1, "users": [{"name": "Mallory Forger", "email": "m@example.com"}]}',

@@ -171,6 +171,10 @@ def first_step_rate(impl, state) -> float:
     impl.run.finetune(model, impl.dataset.Vocabulary(DECAY_TEXT), DECAY_PAIRS, impl.run.Preset(**DECAY_PRESET),
                       documents=40, pretrained=True, seed=0, device="cpu", progress=False, max_steps=1)
     after = common.value(model.state_dict())
+    kept = all(isinstance(after.get(name), torch.Tensor) and after[name].shape == value.shape
+               for name, value in state.items()) if isinstance(after, dict) else False
+    assert kept, ("after finetune, model.state_dict() no longer holds the parameters of the model finetune was given "
+                  "(their names and shapes, as in model.py's docstring): train the model you are given, in place")
     moved = torch.cat([(after[name].double() - state[name].double()).abs().flatten() for name in state])
     return float(moved.median()) / DECAY_PRESET["finetune_lr"]
 
