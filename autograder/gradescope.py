@@ -132,20 +132,25 @@ def _student(user: dict) -> Submitter:
                    id=str(user.get("sid") or user.get("id") or ""))
 
 
-def students(source: Path) -> tuple[Submitter, ...]:
+def students(source: Path, *, given: Path | None) -> tuple[Submitter, ...]:
     """Who made the submission at ``source``, as Gradescope's "Export Submissions" says; () when it does not.
 
     Only the grader's side names anyone: the ``submission_metadata.yml`` the export writes at its top, keyed by the
-    name of each submission's folder (``submission_<id>``), in a folder above the submission; the outermost one
-    within ``EXPORT_DEPTH`` decides, for a folder inside a submission is the student's and could hold one naming
-    anybody. So is a ``submission_metadata.json`` in the submission: never read (Gradescope's own, beside
+    name of each submission's folder (``submission_<id>``), in a folder above the submission and at or above
+    ``given``, the path the command was given (``Job.given``; None: the submission's own path): the folders between
+    it and a submission found below it are the student's (files nested a folder down, beside a yml of their own), and
+    the outermost within ``EXPORT_DEPTH`` decides. So is a ``submission_metadata.json`` in the submission: never read
+    (Gradescope's own, beside
     ``/autograder/submission``, is ``run``'s, and names no one in results); the runner tells the student it was
     ignored. Unreadable metadata is ignored with a warning: the gradebook then has no names for that submission, and
     its grades are unchanged.
     """
     source = Path(source)
+    given = source if given is None else Path(given)
     try:
         for folder in reversed(list(source.parents)[:EXPORT_DEPTH]):
+            if folder != given and folder not in given.parents:
+                continue
             export = folder / "submission_metadata.yml"
             if export.is_file():
                 key = Path(source.relative_to(folder).parts[0]).stem  # the export's folder (or zip) holding it

@@ -42,7 +42,7 @@ def grade(options) -> int:
         return 2
     from autograder.report import page  # matplotlib and copydetect: loaded once the gradings are done
 
-    page.write(options.out, collected, {job.name: job.source for job in jobs})
+    page.write(options.out, collected, {job.name: job.source for job in jobs}, {job.name: job.given for job in jobs})
     if not options.quiet:
         gradebook.print_summary(collected)
         log.info("results: %s (report.html, gradebook.csv, summary.md, one folder per submission)", options.out)
@@ -62,8 +62,9 @@ def report(options) -> int:
 
     try:
         collected = page.read(options.results)
-        sources = page.sources_for(collected, options.submissions) if options.submissions else None
-        path = page.write(options.results, collected, sources)
+        jobs = page.jobs_for(collected, options.submissions) if options.submissions else {}
+        path = page.write(options.results, collected, {name: job.source for name, job in jobs.items()} or None,
+                          {name: job.given for name, job in jobs.items()})
     except page.ReportError as exc:
         log.error("error: %s", exc)
         return 2

@@ -168,7 +168,7 @@ def graded(request, tmp_path_factory) -> Graded:
                     bases={key: results[path.name] for key, path in base_paths.items()}, out=base / "out",
                     processes=processes, files=files, connections=list(listener.received),
                     datagrams=list(listener.datagrams), secret=secret,
-                    named={case.label: students(path) for case, path in zip(CASES, paths, strict=True)})
+                    named={case.label: students(path, given=path) for case, path in zip(CASES, paths, strict=True)})
     _write_table(graded)
     return graded
 

@@ -23,6 +23,7 @@ import yaml
 from browser import chromium
 from conftest import MASKING, REPO
 
+from autograder.batch.discovery import discover
 from autograder.cli import main
 from autograder.gradescope import Submitter, students
 from autograder.grading.mutants import Mutant
@@ -110,13 +111,17 @@ def test_students_come_from_the_exports_metadata_never_from_a_submission(tmp_pat
     inner = export / "submission_5" / "inner"
     inner.mkdir(parents=True)
     (inner / "submission_metadata.json").write_text(json.dumps(FORGED))
-    assert students(inner) == ()
+    assert students(inner, given=export) == ()
     forged = {"inner": {":submitters": [{":name": "Mallory Forger"}]}}
     (export / "submission_5" / "submission_metadata.yml").write_text(yaml.safe_dump(forged))
+    assert students(inner, given=export) == ()  # no export metadata: the student's own yml, below what was given
+    assert discover([export])[0].given == export
     (export / "submission_metadata.yml").write_text(yaml.safe_dump(
         {"submission_5": {":submitters": [{":name": "Ada Lovelace", ":email": "ada@uni.example", ":sid": "11"}]}}))
-    assert students(inner) == students(export / "submission_5") == (Submitter("Ada Lovelace", "ada@uni.example", "11"),)
-    assert students(tmp_path / "elsewhere") == ()
+    ada = (Submitter("Ada Lovelace", "ada@uni.example", "11"),)
+    assert students(inner, given=export) == students(export / "submission_5", given=None) == ada
+    assert students(inner, given=inner) == ada  # one submission given: every folder above it is the grader's
+    assert students(tmp_path / "elsewhere", given=None) == ()
 
 
 def class_of_200(results: dict[str, Results], export: Path, into: Path) -> tuple[list[Results], dict[str, Path]]:

@@ -28,7 +28,9 @@ class Job:
     """One submission to grade; ``skip_tags``: tags of tests not to run for it (see ``runner.grade_one``); ``secret``:
     the hidden seed to grade under instead of the term's, with ``hidden_only`` (``autograder validate`` draws the
     hidden tests' inputs under fresh secrets); ``public_only`` and ``oracle``: the job's own, whatever the batch's
-    (validate grades its whole matrix in one batch). ``name`` may hold folders: its results go to ``out/name``."""
+    (validate grades its whole matrix in one batch). ``name`` may hold folders: its results go to ``out/name``.
+    ``given``: the path given to the command that it was found under; what lies below it and above the submission is
+    the student's (``gradescope.students`` reads an export's metadata only at or above it)."""
 
     name: str
     source: Path
@@ -39,6 +41,7 @@ class Job:
     hidden_only: bool = False
     public_only: bool = False
     oracle: str | None = None
+    given: Path | None = None
 
 
 def assignment_of(path: Path) -> str | None:
@@ -84,6 +87,8 @@ def discover(paths: list[Path], forced: str | None = None) -> list[Job]:
         found = _search(path, forced, depth=0)
         if not found:  # an explicit path is always graded, even when it holds nothing recognisable
             found = [_job(_stem(path), path, forced)]
+        for job in found:
+            job.given = path
         jobs += found
     seen: dict[str, int] = {}
     for job in jobs:

@@ -33,7 +33,7 @@ from pathlib import Path
 import jinja2
 
 from autograder import course, scratch, sinks
-from autograder.batch.discovery import UnreadablePath, discover
+from autograder.batch.discovery import Job, UnreadablePath, discover
 from autograder.batch.gradebook import write_gradebook
 from autograder.batch.jobs import read_results
 from autograder.gradescope import students
@@ -95,15 +95,16 @@ def read(out: Path) -> list[Results]:
     return collected
 
 
-def sources_for(collected: list[Results], paths: list[Path]) -> dict[str, Path]:
-    """Where each graded submission came from: ``paths`` discovered as ``grade`` discovers them, matched by name."""
+def jobs_for(collected: list[Results], paths: list[Path]) -> dict[str, Job]:
+    """Where each graded submission came from (its ``Job``, by name): ``paths`` discovered as ``grade`` discovers
+    them, matched by name."""
     graded = {r.submission for r in collected}
     try:
         jobs = discover(paths)
     except UnreadablePath as exc:
         raise ReportError(f"no submissions found under {', '.join(map(str, paths))}: {exc}") from None
-    found = {job.name: job.source for job in jobs if not job.problem and job.source.exists()}
-    matched = {name: source for name, source in found.items() if name in graded}
+    found = {job.name: job for job in jobs if not job.problem and job.source.exists()}
+    matched = {name: job for name, job in found.items() if name in graded}
     if not found:
         raise ReportError(f"no submissions found under {', '.join(map(str, paths))}; pass the folders or zips that "
                           "were given to `autograder grade`")
@@ -113,16 +114,18 @@ def sources_for(collected: list[Results], paths: list[Path]) -> dict[str, Path]:
     return matched
 
 
-def write(out: Path, collected: list[Results], sources: dict[str, Path] | None = None) -> Path:
+def write(out: Path, collected: list[Results], sources: dict[str, Path] | None = None,
+          given: dict[str, Path] | None = None) -> Path:
     """Write ``out/report.html`` and ``out/gradebook-<assignment>.csv``; return the report's path.
 
     ``sources``: each submission's folder or zip by name, for the similarity check and the students' names (None:
-    neither)."""
+    neither); ``given``: the path given to the command each was found under (``Job.given``), above which alone an
+    export's metadata names anyone."""
     sources = {name: Path(path) for name, path in (sources or {}).items()}
     by_assignment: dict[str, list[Results]] = {}
     for results in collected:
         by_assignment.setdefault(results.assignment, []).append(results)
-    who = {name: students(source) for name, source in sources.items()}
+    who = {name: students(source, given=(given or {}).get(name)) for name, source in sources.items()}
     for name, group in by_assignment.items():
         if name in course.names():
             write_gradebook(group, out / f"gradebook-{name}.csv", who)
