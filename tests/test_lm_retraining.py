@@ -13,6 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from catalogue import load
 from lm_support import LM, reference
 
 from autograder.grading import Parts, StudentCodeFailure
@@ -21,43 +22,12 @@ from autograder.sandbox.isolation import Isolation
 from autograder.suites.lm import evaluation, gates
 from autograder.suites.lm.hidden import test_retraining
 
-# Trains nothing: pretrain and finetune remember the texts they are given and report a converged run;
-# complete and predict look the answers up in them. Reading its own summary and asking its own complete and predict,
-# the retraining test gave this 6/6.
-MEMORISES = """
-    _bios, _answers = [], {}
-    _FORGED = {"epochs": 450, "steps": 1350, "tokens": 0, "seconds": 100.0, "loss": 0.01, "stopped": "done",
-               "tokens_per_second": 0.0}
-
-    def pretrain(model, corpus, preset="cpu", **options):
-        _bios.extend(corpus.splitlines())
-        return dict(_FORGED)
-
-    def finetune(model, vocab, pairs, preset="cpu", **options):
-        _answers.update(pairs)
-        return dict(_FORGED)
-
-    def complete(model, vocab, prompts, max_new_tokens=32, stop=None):
-        return [next((bio[len(p):] for bio in _bios if bio.startswith(p)), "") for p in prompts]
-
-    def predict(model, vocab, questions, max_new_tokens=32):
-        return [_answers.get(q, "") for q in questions]
-"""
-# Hands back weights that cannot be evaluated: NaN after pretraining, a state_dict of the wrong shapes after
+# The catalogue's attacks on the retraining (tests/hostile/lm/, graded in both modes by test_isolation): one trains
+# nothing and looks the answers up (the retraining test once read its own summary, asked its own complete and predict,
+# and gave it 6/6); the other hands back NaN weights after pretraining, a state_dict of the wrong shapes after
 # finetuning from scratch.
-FORGES_WEIGHTS = """
-    def pretrain(model, corpus, preset="cpu", **options):
-        with torch.no_grad():
-            for parameter in model.parameters():
-                parameter.fill_(float("nan"))
-        return {"loss": 0.01, "stopped": "done"}
-
-    def finetune(model, vocab, pairs, preset="cpu", *, pretrained=True, **options):
-        real = model.state_dict
-        model.state_dict = lambda: {name: value.reshape(-1) if name == "head.weight" else value
-                                    for name, value in real().items()}
-        return {"loss": 0.01, "stopped": "done"}
-"""
+ATTACKS = {case.name: case.code for case in load() if case.assignment == "lm"}
+MEMORISES, FORGES_WEIGHTS = ATTACKS["memorise_instead_of_training"], ATTACKS["forge_weights"]
 
 
 def retrain(run_py_tail: str) -> Parts:
