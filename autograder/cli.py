@@ -170,6 +170,7 @@ def cmd_check(options) -> int:
     # process imports the runner, and pyplot only for notebooks, which may plot.
     assignment = course.load(options.assignment)
     worker_zygote.start(plots=bool(assignment.notebooks))
+    from autograder import handin
     from autograder.grading.runner import grade_one
 
     folder = options.folder.resolve()
@@ -177,6 +178,11 @@ def cmd_check(options) -> int:
         log.error("error: %s %s; give the folder that holds your %s (`autograder check %s FOLDER`)", options.folder,
                   "is not a folder" if folder.exists() else "does not exist", ", ".join(assignment.files),
                   assignment.name)
+        return 2
+    try:
+        folder = handin.locate(assignment.name, folder)
+    except handin.HandInError as exc:
+        log.error("error: %s", exc)
         return 2
     results = grade_one(assignment, folder, None, name=folder.name, public_only=True)
     if results.status is Status.INCOMPLETE and results.reason == STOPPED:
@@ -194,13 +200,23 @@ def cmd_check(options) -> int:
 def cmd_zip(options) -> int:
     from autograder import handin
 
+    target = options.out or Path(f"{options.assignment}-submission.zip")
     try:
-        path = handin.pack_submission(options.assignment, options.folder, options.out, options.extra)
+        folder = handin.locate(options.assignment, options.folder)
+        replaced = target.exists()
+        path = handin.pack_submission(options.assignment, folder, target, options.extra)
     except handin.HandInError as exc:
         log.error("error: %s", exc)
         return 2
     with zipfile.ZipFile(path) as packed:
-        log.info("wrote %s (%s); upload it to Gradescope", path, ", ".join(packed.namelist()))
+        log.info("wrote %s (%s)%s; upload it to Gradescope", path, ", ".join(packed.namelist()),
+                 ", replacing the zip that was there" if replaced else "")
+    stubs = handin.unfinished(options.assignment, folder)
+    if stubs:
+        log.warning("warning: %d function(s) still raise NotImplementedError, as the skeleton left them: %s. Finish "
+                    "them and zip again, or upload this zip if it is what you mean to hand in.", len(stubs),
+                    "; ".join(stubs))
+        return 1
     return 0
 
 

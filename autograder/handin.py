@@ -2,16 +2,27 @@
 
 ``write_zip`` is also how the instructor's distributions are written (``autograder.authoring.dist``); it lives here
 because the student copy of the harness, which ships ``zip`` but none of the instructor tools, needs it too.
+
+``locate`` is where ``check`` and ``zip`` look for a student's files: students run them from inside their folder or
+from the unzipped student folder above it, which also holds their virtual environment (thousands of files: staged as
+a submission, it was "too large"). ``unfinished`` reads the student's own files as code, never running them: a
+function that still raises ``NotImplementedError`` is a stub the skeleton left (the hidden references keep their
+prompts in strings, so they have none).
 """
 
 from __future__ import annotations
 
+import ast
 import io
 import stat
 import zipfile
 from pathlib import Path
 
 from autograder import course
+from autograder.notebook_cells import NotebookUnreadable, notebook_cell_code, read_notebook
+
+SKIPPED = frozenset({"__pycache__", "node_modules", "site-packages", ".ipynb_checkpoints"})  # besides hidden folders
+LOOKED_AT = 200  # entries of the folder given that are looked into for a student's files
 
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 
@@ -36,6 +47,65 @@ def write_zip(files: dict[str, bytes], path: Path, executables: frozenset[str] =
     temp.write_bytes(buffer.getvalue())
     temp.replace(path)
     return path
+
+
+def locate(name: str, folder: Path) -> Path:
+    """The folder holding assignment ``name``'s files: ``folder`` itself, else the one folder directly in it that
+    holds the assignment's own files (a carried file alone is an earlier assignment's folder; environments, caches and
+    hidden folders are not looked into). ``HandInError`` says where they are not, and which folders hold them when
+    several do."""
+    assignment = course.load(name)
+
+    def holds(path: Path, files: list[str]) -> bool:
+        return any((path / file).is_file() for file in files)
+
+    if holds(folder, assignment.files) or not folder.is_dir():
+        return folder
+    children = []
+    for number, child in enumerate(sorted(folder.iterdir())):
+        if number >= LOOKED_AT:
+            break
+        if (child.is_dir() and not child.is_symlink() and not child.name.startswith(".") and child.name not in SKIPPED
+                and not (child / "pyvenv.cfg").exists() and holds(child, assignment.own_files)):
+            children.append(child)
+    if len(children) == 1:
+        return children[0]
+    found = f"; {', '.join(f'{c}/' for c in children)} hold them: give one" if children else (
+        f"; give the folder that holds your {name} files (`autograder check {name} FOLDER`)")
+    raise HandInError(f"no {', '.join(assignment.files)} in {folder}{found}")
+
+
+def unfinished(name: str, folder: Path) -> list[str]:
+    """The functions of assignment ``name``'s own files in ``folder`` that still raise ``NotImplementedError``
+    (``file: function``); a file that does not parse, or a notebook cell, is read as far as it can be."""
+    found = []
+    for file in course.load(name).own_files:
+        path = folder / file
+        if not path.is_file():
+            continue
+        try:
+            sources = ([notebook_cell_code("".join(cell.get("source") or [])) for cell in read_notebook(str(path))
+                        ["cells"] if cell.get("cell_type") == "code"] if path.suffix == ".ipynb"
+                       else [path.read_text(encoding="utf-8", errors="replace")])
+        except (NotebookUnreadable, OSError, AttributeError, TypeError):
+            continue
+        for source in sources:
+            try:
+                tree = ast.parse(source)
+            except (SyntaxError, ValueError):
+                continue
+            found += [f"{file}: {node.name}" for node in ast.walk(tree)
+                      if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _raises_not_implemented(node)]
+    return list(dict.fromkeys(found))
+
+
+def _raises_not_implemented(function: ast.AST) -> bool:
+    for node in ast.walk(function):
+        if isinstance(node, ast.Raise) and node.exc is not None:
+            raised = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+            if isinstance(raised, ast.Name) and raised.id == "NotImplementedError":
+                return True
+    return False
 
 
 def pack_submission(name: str, folder: Path, out: Path | None = None, extra: list[Path] = ()) -> Path:

@@ -118,7 +118,7 @@ def test_the_command_exits_with_mains_status_after_the_exit_handlers(tmp_path):
     run = subprocess.run([sys.executable, "-c", code, str(tmp_path / "empty")], capture_output=True, text=True,
                          timeout=300)
     assert run.returncode == 2 and run.stdout == "handlers ran\n"
-    assert run.stderr.endswith("error: the submission is empty; hand in masking.py.\n")
+    assert run.stderr.endswith("give the folder that holds your masking files (`autograder check masking FOLDER`)\n")
 
 
 def test_time_budget_keeps_finished_tests_and_lists_the_rest(tmp_path):
@@ -250,7 +250,9 @@ def test_check_a_folder_that_does_not_exist_is_one_line(tmp_path, caplog, capsys
     caplog.clear()
     assert cli.main(["check", "masking", str(tmp_path / "empty")]) == 2
     assert capsys.readouterr().out == "" and "Score" not in caplog.text
-    assert [r.getMessage() for r in caplog.records] == ["error: the submission is empty; hand in masking.py."]
+    assert [r.getMessage() for r in caplog.records] == [
+        f"error: no masking.py in {tmp_path / 'empty'}; give the folder that holds your masking files "
+        "(`autograder check masking FOLDER`)"]
 
 
 def test_a_submission_that_does_not_load_is_said_once_at_the_top(tmp_path):

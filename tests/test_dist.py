@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import MASKING, REPO
 from test_notebooks import master
 
 from autograder import cli, course, handin
@@ -130,7 +130,8 @@ def _check_as_a_student(name: str, zip_path, folder) -> tuple[str, str]:
     for file in assignment.files:
         shutil.copyfile(assignment.solution_dir / file, root / name / file)
     for command in ("check", "zip"):
-        run = subprocess.run([f"{bin_dir}/autograder", command, name, name], cwd=root, capture_output=True,
+        where = name if command == "check" else "."  # zip from the unzipped folder, above the assignment's
+        run = subprocess.run([f"{bin_dir}/autograder", command, name, where], cwd=root, capture_output=True,
                              text=True, timeout=600)
         if run.returncode != 0 or (command == "check" and "Score:" not in run.stdout):
             return f"`autograder {command} {name}` failed:\n{run.stdout[-3000:]}{run.stderr[-3000:]}", ""
@@ -167,7 +168,7 @@ def test_a_student_checks_and_zips_from_the_distribution(name, student_zips, stu
 
 def test_zip_names_what_is_missing_and_takes_extra_files(tmp_path, caplog):
     assert cli.main(["zip", "masking", str(tmp_path)]) == 2
-    assert "has no masking.py" in caplog.text and not (tmp_path / "masking-submission.zip").exists()
+    assert "no masking.py in" in caplog.text and not (tmp_path / "masking-submission.zip").exists()
     (tmp_path / "masking.py").write_text("# mine\n")
     (tmp_path / "runs").mkdir()
     (tmp_path / "runs" / "test.predictions").write_text("Paris\n")
@@ -183,6 +184,38 @@ def test_zip_names_what_is_missing_and_takes_extra_files(tmp_path, caplog):
         (tmp_path / "empty").mkdir()
         with pytest.raises(handin.HandInError, match=f"copy your {file} from the {source} assignment"):
             handin.pack_submission(carried.name, tmp_path / "empty")
+
+
+@pytest.mark.parametrize("name", ASSIGNMENTS)
+def test_the_skeletons_stubs_are_unfinished_and_the_references_are_not(name):
+    assignment = course.load(name)
+    stubs = handin.unfinished(name, assignment.skeleton_dir)
+    assert stubs and all(stub.split(": ")[0] in assignment.own_files for stub in stubs), stubs
+    assert handin.unfinished(name, assignment.solution_dir) == []
+
+
+def test_zip_finds_the_work_from_the_folder_above_warns_of_stubs_and_says_what_it_replaced(tmp_path, caplog,
+                                                                                          monkeypatch):
+    """As from the unzipped student folder: the assignment's folder beside a virtual environment and caches."""
+    monkeypatch.chdir(tmp_path)
+    caplog.set_level("INFO")
+    (tmp_path / ".venv" / "masking").mkdir(parents=True)
+    (tmp_path / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (tmp_path / ".venv" / "masking" / "masking.py").write_text("# not the student's\n")
+    (tmp_path / "masking").mkdir()
+    shutil.copyfile(MASKING.skeleton_dir / "masking.py", tmp_path / "masking" / "masking.py")
+    assert cli.main(["zip", "masking", str(tmp_path)]) == 1
+    assert "wrote masking-submission.zip (masking.py); upload it" in caplog.text
+    assert "function(s) still raise NotImplementedError" in caplog.text and "masking.py: causal_mask" in caplog.text
+    assert handin.locate("masking", tmp_path) == handin.locate("masking", tmp_path / "masking") == tmp_path / "masking"
+    caplog.clear()
+    shutil.copyfile(MASKING.solution_dir / "masking.py", tmp_path / "masking" / "masking.py")
+    assert cli.main(["zip", "masking", str(tmp_path)]) == 0
+    assert "replacing the zip that was there" in caplog.text and "NotImplementedError" not in caplog.text
+    (tmp_path / "copy").mkdir()
+    shutil.copyfile(MASKING.solution_dir / "masking.py", tmp_path / "copy" / "masking.py")
+    with pytest.raises(handin.HandInError, match="copy/, .*masking/ hold them: give one"):
+        handin.locate("masking", tmp_path)
 
 
 def _solution_line(secrets: leaks.Secrets) -> str:
