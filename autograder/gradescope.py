@@ -41,7 +41,7 @@ import yaml
 from autograder import course, scratch, sinks
 from autograder.batch.discovery import Job
 from autograder.batch.jobs import HARD_LIMIT_MARGIN, grade_job
-from autograder.results import Results, Status, TestResult
+from autograder.results import Results, Status, TestResult, points
 
 log = logging.getLogger("autograder.gradescope")
 
@@ -181,9 +181,10 @@ def student_summary(results: Results, metadata: Metadata) -> str:
     shown = metadata.shown()
     graded = [t for t in results.tests if not t.extra_data.get("manual")]
     now = [t for t in graded if t.visibility in shown]
-    score, points = sum(t.score for t in now), sum(t.max_score for t in now)
-    lines = [f"Attempt {metadata.attempt}. Tests shown now: {score:g} / {points:g} points "
-             f"({sum(t.status == 'passed' for t in now)} of {len(now)} passed)."]
+    scored = [t for t in now if t.max_score > 0]  # a 0-point test (a rules report) informs and is not counted
+    lines = [f"Attempt {metadata.attempt}. Tests shown now: {points(sum(t.score for t in now))} / "
+             f"{points(sum(t.max_score for t in now))} points ({sum(t.status == 'passed' for t in scored)} of "
+             f"{len(scored)} passed)."]
     when = {"after_due_date": f"after the due date{_due(metadata)}", "after_published": "when grades are published"}
     for visibility, moment in when.items():
         withheld = [t for t in graded if t.visibility == visibility and visibility not in shown]

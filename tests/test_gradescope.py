@@ -241,9 +241,12 @@ def test_metadata_decides_what_the_summary_may_say(tmp_path):
     path.write_text(json.dumps(METADATA))
     on_time = gradescope.Metadata.read(path)
     results = _results([("visible", 2, 2), ("visible", 0, 1), ("after_due_date", 0, 5), ("after_published", 3, 3),
-                        ("hidden", 0, 0)])
+                        ("hidden", 0, 0), ("visible", 0, 0)])
     summary = gradescope.student_summary(results, on_time)
-    assert summary.startswith("Attempt 3. Tests shown now: 2 / 3 points (1 of 2 passed).")
+    assert summary.startswith("Attempt 3. Tests shown now: 2 / 3 points (1 of 2 passed).")  # the 0-point test too
+    results.tests[1].score = 7 / 12  # partial credit, rounded as the score Gradescope shows beside it
+    assert gradescope.student_summary(results, on_time).startswith("Attempt 3. Tests shown now: 2.58 / 3 points")
+    results.tests[1].score = 0
     assert "1 more test(s) worth 5 points were run; their results are shown after the due date (2030-03-08" in summary
     assert "1 more test(s) worth 3 points were run; their results are shown when grades are published." in summary
     late = dict(METADATA, created_at="2030-03-09T10:00:00-08:00")
