@@ -82,6 +82,8 @@ def test_a_batch_writes_the_report_and_gradebooks_per_assignment(batch):
                      "submission_2</td><td>submission_4"):  # the renamed copy is paired with its source
         assert fragment in html.replace("&#34;", '"').replace("&#39;", "'")
     assert "https://" not in html and "<script" not in html  # nothing to fetch when it is viewed
+    told = html.split('id="masking-not-graded"')[1].split("</section>")[0]  # what submission_4 was told, as it reads
+    assert "submission_4" in told and "<pre><code>" in told and "```" not in told
 
 
 def test_report_rewrites_from_the_results_folder_and_says_what_it_needs(batch, tmp_path, caplog):

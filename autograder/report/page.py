@@ -233,6 +233,13 @@ def _figures(group: list[Results]) -> list[Figure]:
     return [f for f in figures.values() if f.values]
 
 
-def _first_lines(text: str, lines: int = 12) -> str:
+def _first_lines(text: str, lines: int = 12):
+    """The first ``lines`` lines of what a student was told, as HTML: feedback is Markdown (printed output fenced,
+    names escaped), shown raw it read as fences and backslashes. CommonMark without raw HTML: markdown-it escapes every
+    ``<`` of the text and refuses ``javascript:`` links; a fence the cut leaves open is closed by the renderer."""
+    from markdown_it import MarkdownIt
+    from markupsafe import Markup
+
     kept = text.strip().splitlines()
-    return "\n".join(kept[:lines] + (["..."] if len(kept) > lines else []))
+    shown = "\n".join(kept[:lines]) + ("\n\n..." if len(kept) > lines else "")
+    return Markup(MarkdownIt("commonmark", {"html": False}).render(shown))
