@@ -200,7 +200,7 @@ def cmd_check(options) -> int:
 def cmd_zip(options) -> int:
     from autograder import handin
 
-    target = options.out or Path(f"{options.assignment}-submission.zip")
+    target = handin.zip_path(options.assignment, options.out)
     try:
         folder = handin.locate(options.assignment, options.folder)
         replaced = target.exists()

@@ -108,6 +108,11 @@ def _raises_not_implemented(function: ast.AST) -> bool:
     return False
 
 
+def zip_path(name: str, out: Path | None = None) -> Path:
+    """Where ``autograder zip`` writes a submission to ``name``: ``out``, by default ``NAME-submission.zip`` here."""
+    return out or Path(f"{name}-submission.zip")
+
+
 def pack_submission(name: str, folder: Path, out: Path | None = None, extra: list[Path] = ()) -> Path:
     """Zip exactly the files a submission to ``name`` needs, from ``folder``, plus the ``extra`` files asked
     for (a predictions file), all at the zip's top level; returns the zip written.
@@ -121,6 +126,6 @@ def pack_submission(name: str, folder: Path, out: Path | None = None, extra: lis
                  for f in missing if f in assignment.carried]
         raise HandInError(f"{folder} has no {', '.join(missing)}; a {name} submission holds "
                           f"{', '.join(assignment.files)}" + "".join(f"; {hint}" for hint in hints))
-    target = out or Path(f"{name}-submission.zip")
+    target = zip_path(name, out)
     files = {f: (folder / f).read_bytes() for f in assignment.files} | {p.name: p.read_bytes() for p in extra}
     return write_zip(files, target)

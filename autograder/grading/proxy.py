@@ -32,9 +32,8 @@ from autograder.sandbox.process import Sandbox, SandboxError, WorkerDied
 DEFAULT_CALL_SECONDS = 60.0
 # How large a reply may be: what the question can need. The grader asks before it knows the reference's answer (a
 # test calls the student's code first, then the oracle), so the bound is a multiple of what the request carries, and
-# no less than a floor far above any test's answer; a call that needs more says so (``RemoteAttr.allow_reply``). A
-# reply over it is refused from its announced size, before any of it is read (a valid 1 GiB reply took the runner to
-# 3.3 GB).
+# no less than a floor far above any test's answer (the lm retraining's state_dict() is under 2 MB). A reply over it
+# is refused from its announced size, before any of it is read (a valid 1 GiB reply took the runner to 3.3 GB).
 REPLY_FLOOR, REPLY_FACTOR = 64 << 20, 8
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 MAX_RESTARTS = 8
@@ -254,10 +253,9 @@ class Student:
 
     def request(self, op: str, target: dict, args=(), kwargs=None, *, label: str = "your code",
                 generation: int | None = None, fields: dict | None = None, grad_output=None,
-                device: str | None = None, reply_bytes: int | None = None) -> Any:
+                device: str | None = None) -> Any:
         """Run ``op`` on ``target`` in the worker and return the decoded value; the worker puts tensor arguments
-        on ``device`` when given. The reply may be ``reply_bytes`` large, by default what ``REPLY_FLOOR`` and
-        ``REPLY_FACTOR`` allow."""
+        on ``device`` when given. The reply may be as large as ``REPLY_FLOOR`` and ``REPLY_FACTOR`` allow."""
         channel = self._ensure_worker()
         if generation is not None and generation != self._generation:
             raise StudentCrashed(f"{label}: this object was lost when your code crashed or timed out "
@@ -268,7 +266,7 @@ class Student:
                   "kwargs": protocol.encode(dict(kwargs or {}), blobs, self._handle_node, device=device)}
         if grad_output is not None:
             header["grad_output"] = protocol.encode(grad_output, blobs, self._handle_node)
-        limit = reply_bytes or max(REPLY_FLOOR, REPLY_FACTOR * sum(len(blob) for blob in blobs))
+        limit = max(REPLY_FLOOR, REPLY_FACTOR * sum(len(blob) for blob in blobs))
         started = time.monotonic()
         try:
             reply, reply_blobs = channel.request(header, blobs, self._deadline(), max_bytes=limit)
@@ -419,7 +417,6 @@ class RemoteAttr:
 
     def __init__(self, student: Student, target: dict, label: str, generation: int | None = None):
         self._student, self._target, self._label, self._generation = student, target, label, generation
-        self._reply_bytes: int | None = None
 
     def __getattr__(self, name: str) -> RemoteAttr:
         if name.startswith("_"):
@@ -427,20 +424,12 @@ class RemoteAttr:
         target = dict(self._target, path=[*self._target["path"], name])
         return RemoteAttr(self._student, target, f"{self._label}.{name}", self._generation)
 
-    def allow_reply(self, mb: int) -> RemoteAttr:
-        """This attribute, whose call or value may be up to ``mb`` MB (a model's ``state_dict()``), where the default
-        bound (``REPLY_FLOOR``) is not enough."""
-        allowed = RemoteAttr(self._student, self._target, self._label, self._generation)
-        allowed._reply_bytes = mb << 20
-        return allowed
-
     def __call__(self, *args, **kwargs) -> Any:
         return self._student.request("call", self._target, args, kwargs, label=f"{self._label}(...)",
-                                     generation=self._generation, reply_bytes=self._reply_bytes)
+                                     generation=self._generation)
 
     def get(self) -> Any:
-        return self._student.request("getattr", self._target, label=self._label, generation=self._generation,
-                                     reply_bytes=self._reply_bytes)
+        return self._student.request("getattr", self._target, label=self._label, generation=self._generation)
 
     def measure(self, args: tuple = (), kwargs: dict | None = None,
                 device: str = "cpu") -> tuple[float, int | None, Any]:
