@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -154,11 +155,19 @@ def students(source: Path, *, given: Path | None) -> tuple[Submitter, ...]:
             export = folder / "submission_metadata.yml"
             if export.is_file():
                 key = Path(source.relative_to(folder).parts[0]).stem  # the export's folder (or zip) holding it
-                entry = (yaml.safe_load(export.read_text(encoding="utf-8")) or {}).get(key) or {}
+                found = export.stat()
+                entry = _export_metadata(export, found.st_mtime_ns, found.st_size).get(key) or {}
                 return tuple(_student(user) for user in entry.get(":submitters") or entry.get("submitters") or [])
     except (OSError, yaml.YAMLError, AttributeError, TypeError) as exc:
         log.warning("ignoring the Gradescope metadata of %s: %s", source, exc)
     return ()
+
+
+@functools.lru_cache(maxsize=4)
+def _export_metadata(path: Path, modified: int, size: int) -> dict:
+    """An export's ``submission_metadata.yml``, parsed once per version of the file (``modified``, ``size``), not
+    once per submission: a class's export names hundreds of submissions."""
+    return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
 
 
 def _time(value) -> datetime | None:
