@@ -71,7 +71,7 @@ def _grade(options, out, jobs) -> int:
         return 2
     except engine.Interrupted as stop:
         unstarted = [job.name for job in todo if not (out / job.name / "results.json").is_file()]
-        everything = _write_folder(out, sources, unstarted)
+        everything = _write_folder(out, sources, unstarted, similarity=False)
         stop.detail = (f"{out} holds {gradebook.counts(everything)}"
                        + (f", and {len(unstarted)} submission(s) were not started" if unstarted else "")
                        + "; gradebook.csv, summary.md and report.html say which. `autograder grade "
@@ -91,16 +91,17 @@ def _grade(options, out, jobs) -> int:
     return 0
 
 
-def _write_folder(out, jobs: dict, unstarted: list[str] | tuple[str, ...] = ()) -> list:
+def _write_folder(out, jobs: dict, unstarted: list[str] | tuple[str, ...] = (), similarity: bool = True) -> list:
     """Write the gradebooks, summary and report of every result in ``out`` (one folder, one truth), with the code
-    and students of ``jobs`` (by the name of their results); return those results."""
+    and students of ``jobs`` (by the name of their results; ``similarity``: ``page.write``'s); return those
+    results."""
     from autograder.report import page  # matplotlib and copydetect: loaded once the gradings are done
 
     everything = gradebook.results_in(out)
     gradebook.write_batch(everything, out, unstarted)
     if everything:
         page.write(out, everything, {name: job.source for name, job in jobs.items()},
-                   {name: job.given for name, job in jobs.items()})
+                   {name: job.given for name, job in jobs.items()}, similarity)
     return everything
 
 

@@ -44,6 +44,7 @@ JUNK = {"__MACOSX", ".DS_Store", "__pycache__", ".ipynb_checkpoints", ".git"}
 MAX_DIRECTORY = 16 << 20  # bytes of a zip's central directory (MAX_FILES entries take well under 1 MB)
 EXPORT_FILES = 100 * MAX_FILES  # a Gradescope export zip holds a class: entries, and expanded bytes
 EXPORT_BYTES = 8 * MAX_BYTES
+DIRECTORY_ENTRY = 512  # bytes of central directory per entry allowed, past MAX_DIRECTORY (an export's: 100 MB)
 
 
 class SubmissionError(Exception):
@@ -258,9 +259,10 @@ def _check_shape(count: int, depth: int) -> None:
 
 def open_zip(path: Path, max_files: int = MAX_FILES) -> zipfile.ZipFile:
     """``path`` opened as a zip once its end record (the zip64 one where there is one) declares at most ``max_files``
-    entries in a directory of at most ``MAX_DIRECTORY`` bytes per ``MAX_FILES`` entries allowed: ``zipfile`` reads the
-    whole directory as it opens. Raises ``SubmissionError`` beyond that, ``zipfile.BadZipFile`` without an end record.
-    ``max_files``: a submission's ``MAX_FILES``; a Gradescope export holds a class (``EXPORT_FILES``)."""
+    entries in a directory of at most ``MAX_DIRECTORY`` bytes (``DIRECTORY_ENTRY`` per entry allowed, for more than
+    ``MAX_FILES``): ``zipfile`` reads the whole directory as it opens. Raises ``SubmissionError`` beyond that,
+    ``zipfile.BadZipFile`` without an end record. ``max_files``: a submission's ``MAX_FILES``, or a class's in a
+    Gradescope export (``EXPORT_FILES``)."""
     with open(path, "rb") as handle:
         size = handle.seek(0, os.SEEK_END)
         start = max(0, size - (22 + 0xFFFF))  # the end record, then a comment of at most 64 KB
@@ -275,7 +277,7 @@ def open_zip(path: Path, max_files: int = MAX_FILES) -> zipfile.ZipFile:
             record = handle.read(56)
             if len(record) == 56 and record[:4] == b"PK\x06\x06":
                 entries, directory = struct.unpack("<QQ", record[32:48])
-    if entries > max_files or directory > MAX_DIRECTORY * max(1, max_files // MAX_FILES):
+    if entries > max_files or directory > max(MAX_DIRECTORY, max_files * DIRECTORY_ENTRY):
         raise SubmissionError(f"the zip holds {entries} entries (limit {max_files}) in a directory of {directory} "
                               "bytes; zip only your files")
     return zipfile.ZipFile(path)

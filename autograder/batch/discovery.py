@@ -121,11 +121,15 @@ def export_prefix(entries: list[tuple[str, ...]]) -> tuple[str, ...] | None:
 
 
 def _several(entries: list[tuple[str, ...]], assignment: str) -> list[str]:
-    """The folders of a zip that each hold some of ``assignment``'s own files, when there are several and neither of
-    two holds the other (several submissions); [] for one submission (a copy nested in a folder of it is the
-    student's)."""
+    """The folders of a zip that each hold every one of ``assignment``'s own files (a submission's), when there are
+    several and neither of two holds the other; [] for one submission (a copy nested in a folder of it is the
+    student's), or none (staging says what is missing)."""
     own = set(course.load(assignment).own_files)
-    folders = {parts[:-1] for parts in entries if parts[-1] in own}
+    held: dict[tuple[str, ...], set[str]] = {}
+    for parts in entries:
+        if parts[-1] in own:
+            held.setdefault(parts[:-1], set()).add(parts[-1])
+    folders = {folder for folder, names in held.items() if names == own}
     outermost = [f for f in folders if not any(g != f and f[:len(g)] == g for g in folders)]
     return sorted("/".join(f) + "/" if f else "its top" for f in outermost) if len(outermost) > 1 else []
 

@@ -29,6 +29,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import jinja2
 
@@ -37,8 +38,10 @@ from autograder.batch.discovery import Job
 from autograder.batch.gradebook import counts, results_in, scored, status_of, write_gradebook
 from autograder.gradescope import students
 from autograder.report import plots
-from autograder.report.similarity import Pair, similar_pairs
 from autograder.results import Results, Status, points
+
+if TYPE_CHECKING:
+    from autograder.report.similarity import Pair
 
 log = logging.getLogger("autograder.report.page")
 
@@ -109,12 +112,13 @@ def jobs_for(collected: list[Results], jobs: list[Job], paths: list[Path]) -> di
 
 
 def write(out: Path, collected: list[Results], sources: dict[str, Path] | None = None,
-          given: dict[str, Path] | None = None) -> Path:
+          given: dict[str, Path] | None = None, similarity: bool = True) -> Path:
     """Write ``out/report.html`` and ``out/gradebook-<assignment>.csv``; return the report's path.
 
     ``sources``: each submission's folder or zip by name, for the similarity check and the students' names (None:
     neither); ``given``: the path given to the command each was found under (``Job.given``), above which alone an
-    export's metadata names anyone."""
+    export's metadata names anyone; ``similarity``: False leaves the similarity check out even with ``sources`` (a
+    stopped grading writes its report within seconds: the check imports torch and compares every pair)."""
     sources = {name: Path(path) for name, path in (sources or {}).items()}
     by_assignment: dict[str, list[Results]] = {}
     for results in collected:
@@ -123,7 +127,8 @@ def write(out: Path, collected: list[Results], sources: dict[str, Path] | None =
     for name, group in by_assignment.items():
         if name in course.names():
             write_gradebook(group, out / f"gradebook-{name}.csv", who)
-    sections = [_section(name, group, sources) for name, group in sorted(by_assignment.items(), key=_course_order)]
+    sections = [_section(name, group, sources, similarity)
+                for name, group in sorted(by_assignment.items(), key=_course_order)]
     page = jinja2.Environment(autoescape=True, finalize=sinks.html, undefined=jinja2.StrictUndefined).from_string(
         TEMPLATE.read_text(encoding="utf-8")).render(
         sections=sections, total=len(collected), folder=out.name, when=f"{datetime.now():%Y-%m-%d %H:%M}",
@@ -138,7 +143,7 @@ def _course_order(item: tuple[str, list]) -> tuple[int, str]:
     return (course.load(name).order if name in course.names() else 1 << 20, name)
 
 
-def _section(name: str, group: list[Results], sources: dict[str, Path]) -> dict:
+def _section(name: str, group: list[Results], sources: dict[str, Path], similarity: bool = True) -> dict:
     """What the page shows for one assignment."""
     graded = [r for r in group if r.status in (None, Status.GRADED)]
     final = [r for r in group if scored(r)]  # a grading that did not finish has no score to count
@@ -150,7 +155,12 @@ def _section(name: str, group: list[Results], sources: dict[str, Path]) -> dict:
     pairs_total = 0
     note = "Not checked: pass the graded folders or zips (`autograder report RESULTS --submissions PATHS`)."
     known = name in course.names()
-    if known and sources:
+    if known and sources and not similarity:
+        note = ("Not checked: the grading was stopped (`autograder report RESULTS --submissions PATHS` checks it, as "
+                "does `autograder grade PATHS --resume RESULTS`).")
+    elif known and sources:
+        from autograder.report.similarity import similar_pairs  # torch, through the notebooks' reader: when asked
+
         pairs, pairs_total = similar_pairs(course.load(name), {r.submission: sources[r.submission]
                                                                     for r in group if r.submission in sources},
                                            shown=SHOWN_PAIRS)
