@@ -48,7 +48,8 @@ def _grade(options, out, jobs) -> int:
     todo, kept = plan.todo, plan.kept
     if options.resume:
         for name in plan.stale:
-            trees.remove(out / name)
+            if "/" not in name and name not in ("", ".", ".."):  # a name the batch gave: one folder of ``out``
+                trees.remove(out / name)
         log.info("resuming %s: %d of %d submission(s) have a final grade there; grading %d", out, len(kept),
                  len(jobs), len(todo))
     others = sorted({results.submission for results in earlier} - {job.name for job in todo} - set(kept)

@@ -24,9 +24,10 @@ import yaml
 from conftest import MASKING, REPO
 
 from autograder import cli
-from autograder.batch import discovery
+from autograder.batch import discovery, resume
 from autograder.batch.discovery import discovered, export_prefix
 from autograder.gradescope import Submitter, students
+from autograder.results import STOPPED, Results, Status
 
 BROKEN = (REPO / "examples" / "masking" / "syntax_error" / "masking.py").read_text()
 SKIP = ["--skip-tag", "runtime", "--quiet"]
@@ -112,6 +113,33 @@ def test_a_zip_that_reads_neither_as_one_submission_nor_as_an_export_is_refused(
     monkeypatch.setattr(discovery, "EXPORT_FILES", 3)  # bounded like every zip
     with discovered([export_zip(tmp_path / "big.zip")]) as jobs:
         assert len(jobs) == 1 and "entries (limit 3)" in jobs[0].problem
+
+
+def test_resume_keeps_final_grades_by_content_and_grades_the_rest(tmp_path):
+    """A final grade is matched by the staged files (a zip of the same files too), never by name; an unfinished
+    grading of a submission graded again under another name is stale."""
+    first, second = broken(tmp_path / "first", "1"), broken(tmp_path / "second", "2")
+    zipped = tmp_path / "zipped.zip"
+    with zipfile.ZipFile(zipped, "w") as archive:
+        archive.write(first / "masking.py", "inner/masking.py")
+    jobs = discovery.discover([first, second, zipped])
+    digests = [resume.content(job, tmp_path / f"stage{index}") for index, job in enumerate(jobs)]
+    assert digests[0] == digests[2] != digests[1] and digests[0].startswith("sha256:")
+    assert resume.content(jobs[0], tmp_path / "again") == digests[0], "the same files, the same digest"
+
+    def earlier(name: str, content: str, status: Status) -> Results:
+        results = Results(assignment="masking", submission=name, extra_data={"content": content})
+        results.set_status(status, STOPPED if status is Status.INCOMPLETE else "")
+        return results
+
+    plan = resume.plan(jobs, [earlier("old_first", digests[0], Status.DOES_NOT_LOAD),
+                              earlier("old_second", digests[1], Status.INCOMPLETE),
+                              earlier("gone", "sha256:0", Status.GRADED)])
+    assert [job.name for job in plan.todo] == ["second", "zipped"], "one final grade per content"
+    assert plan.kept == {"old_first": jobs[0]} and plan.stale == ["old_second"]
+    alike = resume.plan(jobs, [earlier(name, digests[0], Status.GRADED) for name in ("zipped", "first")])
+    assert alike.kept == {"first": jobs[0], "zipped": jobs[2]}, "two students who handed in alike keep a grade each"
+    assert [job.name for job in alike.todo] == ["second"]
 
 
 @pytest.mark.slow

@@ -49,18 +49,21 @@ def content(job: Job, workdir: Path) -> str | None:
 
 def plan(jobs: list[Job], earlier: list[Results]) -> Plan:
     """Which of ``jobs`` to grade, given the ``earlier`` results of the folder (``Plan``)."""
-    finals = {results.extra_data["content"]: results for results in earlier
-              if scored(results) and results.extra_data.get("content")}
+    finals: dict[str, list[str]] = {}  # a content -> the names of its final grades (two students may hand in alike)
+    for results in earlier:
+        if scored(results) and results.extra_data.get("content"):
+            finals.setdefault(results.extra_data["content"], []).append(results.submission)
     unfinished = {results.submission: results.extra_data.get("content") for results in earlier if not scored(results)}
     result = Plan()
     with scratch.folder("batch") as temp:
         digests = {job.name: content(job, temp / str(index)) for index, job in enumerate(jobs)}
-    for job in jobs:
-        found = finals.get(digests[job.name]) if digests[job.name] else None
-        if found is not None and found.submission not in result.kept:
-            result.kept[found.submission] = job
-        else:
-            result.todo.append(job)
+    for same_name in (True, False):  # its own name's grade first, then any other of the same content not yet kept
+        for job in jobs:
+            names = [name for name in finals.get(digests[job.name] or "", []) if name not in result.kept]
+            found = [name for name in names if name == job.name or not same_name]
+            if job not in result.kept.values() and found:
+                result.kept[found[0]] = job
+    result.todo = [job for job in jobs if job not in result.kept.values()]
     graded = {digests[job.name]: job.name for job in result.todo if digests[job.name]}
     result.stale = [name for name, key in unfinished.items() if key in graded and graded[key] != name]
     return result
