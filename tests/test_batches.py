@@ -205,7 +205,10 @@ def test_a_stopped_batch_resumed_gives_the_gradebook_of_one_never_stopped(tmp_pa
     assert "| b_reference | masking | - / 53 |" in summary and "| stopped |" in summary
     assert "Not started, the grading having stopped: c_broken." in summary
     assert "1 does not load, 1 stopped." in summary
-    assert "stopped" in (resumed / "report.html").read_text()
+    html = (resumed / "report.html").read_text()
+    listed = html.split('id="masking-not-graded"')[1].split("</section>")[0]
+    assert '<td>b_reference</td><td class="bad">stopped</td>' in listed, "the report says it stopped"
+    assert "1 does not load, 1 stopped; over the final grades, mean 0.0 %" in html, "no score of it is counted"
 
     first = (resumed / "a_broken" / "results.json").read_bytes()
     (submissions / "a_broken").rename(submissions / "a_renamed")  # matched by what it holds, not by its name
@@ -218,6 +221,8 @@ def test_a_stopped_batch_resumed_gives_the_gradebook_of_one_never_stopped(tmp_pa
     timing = ("execution_time",)
     assert rows(resumed / "gradebook.csv", timing) == rows(whole / "gradebook.csv", timing)
     assert rows(resumed / "gradebook-masking.csv", timing) == rows(whole / "gradebook-masking.csv", timing)
+    listed = (resumed / "report.html").read_text().split('id="masking-not-graded"')[1].split("</section>")[0]
+    assert "b_reference" not in listed and "a_broken" in listed
 
 
 @pytest.mark.slow
