@@ -143,7 +143,10 @@ def test_resume_keeps_final_grades_by_content_and_grades_the_rest(tmp_path):
 
 
 @pytest.mark.slow
-def test_an_export_zip_gives_one_row_per_submission_with_its_students(tmp_path, caplog):
+def test_an_export_zip_gives_one_row_per_submission_and_its_folder_one_gradebook(tmp_path, caplog):
+    """The export as downloaded: a row per submission with its students (a group's joined), beside a zip refused
+    with the reason. Then, into the same folder: one submission again is refused, naming the others, and with
+    --force every gradebook lists them all, as `autograder report` writes them again."""
     given = export_zip(tmp_path / "assignment_555_export.zip")
     several = tmp_path / "several.zip"
     with zipfile.ZipFile(several, "w") as archive:
@@ -159,6 +162,21 @@ def test_an_export_zip_gives_one_row_per_submission_with_its_students(tmp_path, 
     assert named["submission_11"]["status"] == "does not load" and named["submission_11"]["score"] == "0.0"
     assert named["several"]["status"] == "not graded" and named["several"]["score"] == ""
     assert "not graded: several: several.zip holds the files of 2 submissions" in caplog.text
+
+    again = broken(tmp_path / "again" / "submission_11", "submission_11")  # as the export holds it
+    before = (out / "gradebook.csv").read_text()
+    caplog.clear()
+    assert cli.main(["grade", str(again), "--out", str(out), *SKIP]) == 2
+    assert f"{out} holds the results of 2 other submission(s) (several, submission_12)" in caplog.text
+    assert (out / "gradebook.csv").read_text() == before, "a refusal writes nothing"
+    assert cli.main(["grade", str(again), "--out", str(out), "--force", *SKIP]) == 0
+    timing = ("execution_time",)
+    graded = rows(out / "gradebook.csv", timing)
+    assert [row["submission"] for row in graded] == ["several", "submission_11", "submission_12"]
+    assert cli.main(["report", str(out), "--submissions", str(given), str(several)]) == 0
+    assert rows(out / "gradebook.csv", timing) == graded
+    assert [row["student_name"] for row in rows(out / "gradebook-masking.csv")] == ["", "Ada Lovelace",
+                                                                                  "Pair One; Pair Two"]
 
 
 def stop_once_listed(monkeypatch, name: str) -> None:
@@ -223,23 +241,3 @@ def test_a_stopped_batch_resumed_gives_the_gradebook_of_one_never_stopped(tmp_pa
     assert rows(resumed / "gradebook-masking.csv", timing) == rows(whole / "gradebook-masking.csv", timing)
     listed = (resumed / "report.html").read_text().split('id="masking-not-graded"')[1].split("</section>")[0]
     assert "b_reference" not in listed and "a_broken" in listed
-
-
-@pytest.mark.slow
-def test_one_results_folder_has_one_gradebook(tmp_path, caplog):
-    """Grading fewer submissions into a folder that holds others is refused, says which, and with --force merges
-    them; ``autograder report`` then writes the same gradebook."""
-    first, second = broken(tmp_path / "first", "1"), broken(tmp_path / "second", "2")
-    out = tmp_path / "out"
-    assert cli.main(["grade", str(first), str(second), "--out", str(out), *SKIP]) == 0
-    before = (out / "gradebook.csv").read_text()
-    caplog.clear()
-    assert cli.main(["grade", str(first), "--out", str(out), *SKIP]) == 2
-    assert f"{out} holds the results of 1 other submission(s) (second)" in caplog.text
-    assert (out / "gradebook.csv").read_text() == before, "a refusal writes nothing"
-    assert cli.main(["grade", str(first), "--out", str(out), "--force", *SKIP]) == 0
-    assert [row["submission"] for row in rows(out / "gradebook.csv")] == ["first", "second"]
-    graded = rows(out / "gradebook.csv", ("execution_time",))
-    assert cli.main(["report", str(out)]) == 0
-    assert rows(out / "gradebook.csv", ("execution_time",)) == graded
-    assert [row["submission"] for row in rows(out / "gradebook-masking.csv")] == ["first", "second"]
