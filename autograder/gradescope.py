@@ -170,6 +170,31 @@ def _export_metadata(path: Path, modified: int, size: int) -> dict:
     return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
 
 
+STUDENTS_FILE = "students.json"  # beside a submission's results: who made it, for the staff's gradebooks only
+
+
+def keep_students(folder: Path, found: tuple[Submitter, ...]) -> None:
+    """Write who made the submission whose results are in ``folder`` (``students``) beside them, so that the results
+    folder's gradebooks name them when it is written again without the submissions (``recalled_students``); no one
+    found removes what an earlier grading under that name kept."""
+    if not folder.is_dir():
+        return
+    if found:
+        scratch.write_whole(folder / STUDENTS_FILE, json.dumps([vars(s) for s in found], indent=1))
+    else:
+        (folder / STUDENTS_FILE).unlink(missing_ok=True)
+
+
+def recalled_students(folder: Path) -> tuple[Submitter, ...]:
+    """Who ``keep_students`` wrote made the submission whose results are in ``folder``; () when nothing was kept or
+    it cannot be read."""
+    try:
+        kept = json.loads((folder / STUDENTS_FILE).read_text(encoding="utf-8"))
+        return tuple(Submitter(**{key: str(entry.get(key, "")) for key in ("name", "email", "id")}) for entry in kept)
+    except (OSError, ValueError, TypeError, AttributeError):
+        return ()
+
+
 def _time(value) -> datetime | None:
     return datetime.fromisoformat(value) if value else None
 

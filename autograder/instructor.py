@@ -47,9 +47,8 @@ def _grade(options, out, jobs) -> int:
     plan = resume.plan(jobs, earlier) if options.resume else resume.Plan(todo=list(jobs))
     todo, kept = plan.todo, plan.kept
     if options.resume:
-        for name in plan.stale:
-            if "/" not in name and name not in ("", ".", ".."):  # a name the batch gave: one folder of ``out``
-                trees.remove(out / name)
+        for name in plan.stale:  # a name from ``results_in``: one folder of ``out``
+            trees.remove(out / name)
         log.info("resuming %s: %d of %d submission(s) have a final grade there; grading %d", out, len(kept),
                  len(jobs), len(todo))
     others = sorted({results.submission for results in earlier} - {job.name for job in todo} - set(kept)

@@ -173,6 +173,10 @@ def test_an_export_zip_gives_one_row_per_submission_and_its_folder_one_gradebook
     timing = ("execution_time",)
     graded = rows(out / "gradebook.csv", timing)
     assert [row["submission"] for row in graded] == ["several", "submission_11", "submission_12"]
+    assert [row["student_name"] for row in rows(out / "gradebook-masking.csv")] == ["", "", "Pair One; Pair Two"], \
+        "the names kept beside the results; the one graded again from a folder without metadata has none"
+    assert cli.main(["report", str(out)]) == 0
+    assert [row["student_name"] for row in rows(out / "gradebook-masking.csv")] == ["", "", "Pair One; Pair Two"]
     assert cli.main(["report", str(out), "--submissions", str(given), str(several)]) == 0
     assert rows(out / "gradebook.csv", timing) == graded
     assert [row["student_name"] for row in rows(out / "gradebook-masking.csv")] == ["", "Ada Lovelace",

@@ -34,11 +34,17 @@ def write_batch(collected: list[Results], out: Path, unstarted: list[str] | tupl
 
 def results_in(out: Path) -> list[Results]:
     """Every submission's results in the results folder ``out`` (``out/<name>/results.json``), by name; [] when
-    there is no such folder."""
+    there is no such folder. Each is named by its folder (what ``grade`` named it): whatever its file says, a name
+    from here is one folder of ``out``."""
     if not out.is_dir():
         return []
-    found = (read_results(folder / "results.json") for folder in sorted(out.iterdir()) if folder.is_dir())
-    return [results for results in found if results is not None]
+    collected = []
+    for folder in sorted(out.iterdir()):
+        results = read_results(folder / "results.json") if folder.is_dir() else None
+        if results is not None:
+            results.submission = folder.name
+            collected.append(results)
+    return collected
 
 
 def status_of(results: Results) -> str:

@@ -36,7 +36,7 @@ import jinja2
 from autograder import course, scratch, sinks
 from autograder.batch.discovery import Job
 from autograder.batch.gradebook import counts, results_in, scored, status_of, write_gradebook
-from autograder.gradescope import students
+from autograder.gradescope import keep_students, recalled_students, students
 from autograder.report import plots
 from autograder.results import Results, Status, points
 
@@ -124,6 +124,11 @@ def write(out: Path, collected: list[Results], sources: dict[str, Path] | None =
     for results in collected:
         by_assignment.setdefault(results.assignment, []).append(results)
     who = {name: students(source, given=(given or {}).get(name)) for name, source in sources.items()}
+    for results in collected:  # kept beside the results: a folder written again without its sources still names all
+        if results.submission in who:
+            keep_students(out / results.submission, who[results.submission])
+        else:
+            who[results.submission] = recalled_students(out / results.submission)
     for name, group in by_assignment.items():
         if name in course.names():
             write_gradebook(group, out / f"gradebook-{name}.csv", who)
