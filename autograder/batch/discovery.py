@@ -138,7 +138,7 @@ def _several(entries: list[tuple[str, ...]], assignment: str) -> list[str]:
 def discovered(paths: list[Path], forced: str | None = None) -> Iterator[list[Job]]:
     """``discover``'s jobs, with a folder of the command's own for the export zips given (removed afterwards: the
     jobs' sources in it are valid within the block only)."""
-    with scratch.folder("batch") as exports:
+    with scratch.folder("export") as exports:
         yield discover(paths, forced, exports)
 
 

@@ -55,7 +55,7 @@ def plan(jobs: list[Job], earlier: list[Results]) -> Plan:
             finals.setdefault(results.extra_data["content"], []).append(results.submission)
     unfinished = {results.submission: results.extra_data.get("content") for results in earlier if not scored(results)}
     result = Plan()
-    with scratch.folder("batch") as temp:
+    with scratch.folder("resume") as temp:
         digests = {job.name: content(job, temp / str(index)) for index, job in enumerate(jobs)}
     for same_name in (True, False):  # its own name's grade first, then any other of the same content not yet kept
         for job in jobs:
