@@ -43,13 +43,16 @@ tests, run when you hand in, use other inputs and check more.
 exit status: 0 every public test passed; 1 some failed; 2 the folder or the
 assignment cannot be used (nothing was graded); 130 stopped (Ctrl-C)."""
 
-GRADE_DESCRIPTION = """Grade submissions (folders or zips, or folders of them): a results folder each
-(results.json in Gradescope's format, feedback.md, grader.log), gradebook.csv,
-summary.md and a table.
+GRADE_DESCRIPTION = """Grade submissions (folders or zips, or folders of them, or Gradescope's "Export
+Submissions" zip as downloaded): a results folder each (results.json in
+Gradescope's format, feedback.md, grader.log), then gradebook.csv, summary.md,
+report.html and a table of every result in the results folder, each with its
+status. After a stop, --resume OUT grades only what has no final grade in OUT.
 
 exit status: 0 every submission was graded; 1 some were not (each is listed at
 the end with the reason: not a zip, no assignment's files, ...); 2 a path does
-not exist or cannot be read, or holds no submission (nothing was written);
+not exist or cannot be read, or holds no submission, or --out holds results of
+other submissions (without --force or --resume; nothing was written);
 130 stopped (Ctrl-C)."""
 
 
@@ -82,7 +85,13 @@ def build_parser() -> argparse.ArgumentParser:
     grade = command("grade", "instructors: grade submissions into a results folder",
                     "autograder grade submissions/ --out results/ --jobs 4", GRADE_DESCRIPTION)
     grade.add_argument("paths", nargs="+", type=Path, help="submissions (folders or zips), or folders of them")
-    grade.add_argument("--out", type=Path, required=True, help="results folder (one subfolder per submission)")
+    into = grade.add_mutually_exclusive_group(required=True)
+    into.add_argument("--out", type=Path, help="results folder (one subfolder per submission)")
+    into.add_argument("--resume", type=Path, metavar="OUT", help="grade into the results folder OUT only what has no "
+                      "final grade there (matched by content; a stopped batch, a class that grew), then rewrite its "
+                      "gradebooks and report")
+    grade.add_argument("--force", action="store_true", help="grade into an --out folder that holds results of other "
+                       "submissions (kept: its gradebooks and report list them too)")
     grade.add_argument("--jobs", type=int, default=1, help="submissions graded in parallel (default 1)")
     grade.add_argument("--assignment", help="grade every path as this assignment (default: detect from files)")
     grade.add_argument("--public-only", action="store_true", help="run only the public tests")
@@ -151,9 +160,8 @@ def main(argv: list[str] | None = None) -> int:
         log.error("error: %s", exc)
         return 2
     except KeyboardInterrupt as stop:  # SIGINT or SIGTERM: the gradings started were stopped and cleaned up
-        finished = getattr(stop, "collected", None)
-        log.error("stopped%s", "" if finished is None else f": {len(finished)} submission(s) had finished; their "
-                  "results and the gradebook are written")
+        detail = getattr(stop, "detail", "")  # a batch's: what it wrote, in the summary's words
+        log.error("stopped%s", f": {detail}" if detail else "")
         return 130
 
 

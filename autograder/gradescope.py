@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -154,11 +155,44 @@ def students(source: Path, *, given: Path | None) -> tuple[Submitter, ...]:
             export = folder / "submission_metadata.yml"
             if export.is_file():
                 key = Path(source.relative_to(folder).parts[0]).stem  # the export's folder (or zip) holding it
-                entry = (yaml.safe_load(export.read_text(encoding="utf-8")) or {}).get(key) or {}
+                found = export.stat()
+                entry = _export_metadata(export, found.st_mtime_ns, found.st_size).get(key) or {}
                 return tuple(_student(user) for user in entry.get(":submitters") or entry.get("submitters") or [])
     except (OSError, yaml.YAMLError, AttributeError, TypeError) as exc:
         log.warning("ignoring the Gradescope metadata of %s: %s", source, exc)
     return ()
+
+
+@functools.lru_cache(maxsize=4)
+def _export_metadata(path: Path, modified: int, size: int) -> dict:
+    """An export's ``submission_metadata.yml``, parsed once per version of the file (``modified``, ``size``), not
+    once per submission: a class's export names hundreds of submissions."""
+    return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+
+
+STUDENTS_FILE = "students.json"  # beside a submission's results: who made it, for the staff's gradebooks only
+
+
+def keep_students(folder: Path, found: tuple[Submitter, ...]) -> None:
+    """Write who made the submission whose results are in ``folder`` (``students``) beside them, so that the results
+    folder's gradebooks name them when it is written again without the submissions (``recalled_students``); no one
+    found removes what an earlier grading under that name kept."""
+    if not folder.is_dir():
+        return
+    if found:
+        scratch.write_whole(folder / STUDENTS_FILE, json.dumps([vars(s) for s in found], indent=1))
+    else:
+        (folder / STUDENTS_FILE).unlink(missing_ok=True)
+
+
+def recalled_students(folder: Path) -> tuple[Submitter, ...]:
+    """Who ``keep_students`` wrote made the submission whose results are in ``folder``; () when nothing was kept or
+    it cannot be read."""
+    try:
+        kept = json.loads((folder / STUDENTS_FILE).read_text(encoding="utf-8"))
+        return tuple(Submitter(**{key: str(entry.get(key, "")) for key in ("name", "email", "id")}) for entry in kept)
+    except (OSError, ValueError, TypeError, AttributeError):
+        return ()
 
 
 def _time(value) -> datetime | None:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import logging
 
-from autograder import ceilings, course, scratch, sinks
+from autograder import ceilings, course, scratch, sinks, trees
 from autograder.batch import engine, gradebook
-from autograder.batch.discovery import UnreadablePath, discover
+from autograder.batch.discovery import UnreadablePath, discovered
 from autograder.batch.engine import EngineError
 from autograder.sandbox.isolation import Isolation
 
@@ -20,55 +20,115 @@ log = logging.getLogger("autograder")
 
 @ceilings.held(ceilings.COMMAND_MB)
 def grade(options) -> int:
+    """``autograder grade``: grade the submissions found under ``options.paths`` into ``options.out`` (or, with
+    ``--resume``, only those without a final grade there), then write the folder's gradebooks, summary and report
+    from every result in it (``_write_folder``), after a stop too (then re-raised)."""
     if options.assignment:
         course.load(options.assignment)  # an unknown name fails here, with the list of known ones
+    out = options.resume or options.out
     isolation = Isolation.detect()
     if isolation.mode != "namespaces":
         log.warning("note: %s", isolation.note())
     try:
-        jobs = discover(options.paths, options.assignment)
+        with discovered(options.paths, options.assignment) as jobs:
+            return _grade(options, out, jobs)
     except UnreadablePath as exc:
         log.error("error: %s; nothing was graded", exc)
         return 2
+
+
+def _grade(options, out, jobs) -> int:
+    from autograder.batch import resume
+
     if not jobs:
         log.error("error: no submissions found under %s", ", ".join(map(str, options.paths)))
         return 2
+    earlier = gradebook.results_in(out)
+    plan = resume.plan(jobs, earlier) if options.resume else resume.Plan(todo=list(jobs))
+    todo, kept = plan.todo, plan.kept
+    if options.resume:
+        for name in plan.stale:  # a name from ``results_in``: one folder of ``out``
+            trees.remove(out / name)
+        log.info("resuming %s: %d of %d submission(s) have a final grade there; grading %d", out, len(kept),
+                 len(jobs), len(todo))
+    others = sorted({results.submission for results in earlier} - {job.name for job in todo} - set(kept)
+                    - set(plan.stale))
+    if others and not (options.force or options.resume):
+        log.error("error: %s holds the results of %d other submission(s) (%s): grade into an empty folder, add "
+                  "--force to grade into this one anyway (its gradebooks and report then list them too), or "
+                  "--resume %s to grade only what has no final grade there", out, len(others), _names(others), out)
+        return 2
+    if others:
+        log.info("%s also holds the results of %d submission(s) not given now; the gradebooks and report list them "
+                 "too: %s", out, len(others), _names(others))
+    sources = {job.name: job for job in jobs} | kept
     try:
-        collected = engine.grade_all(jobs, options.out, workers=options.jobs, public_only=options.public_only,
+        collected = engine.grade_all(todo, out, workers=options.jobs, public_only=options.public_only,
                                      progress=not options.quiet, skip_tags=options.skip_tag, engine=options.engine,
-                                     address=options.address)
+                                     address=options.address) if todo else []
     except EngineError as exc:
         log.error("error: %s", exc)
         return 2
-    from autograder.report import page  # matplotlib and copydetect: loaded once the gradings are done
-
-    page.write(options.out, collected, {job.name: job.source for job in jobs}, {job.name: job.given for job in jobs})
+    except engine.Interrupted as stop:
+        unstarted = [job.name for job in todo if not (out / job.name / "results.json").is_file()]
+        everything = _write_folder(out, sources, unstarted, similarity=False)
+        stop.detail = (f"{out} holds {gradebook.counts(everything)}"
+                       + (f", and {len(unstarted)} submission(s) were not started" if unstarted else "")
+                       + "; gradebook.csv, summary.md and report.html say which. `autograder grade "
+                       + f"{' '.join(map(str, options.paths))} --resume {out}` grades the rest")
+        raise
+    everything = _write_folder(out, sources)
     if not options.quiet:
-        gradebook.print_summary(collected)
-        log.info("results: %s (report.html, gradebook.csv, summary.md, one folder per submission)", options.out)
+        gradebook.print_summary(everything)
+        log.info("results: %s (report.html, gradebook.csv, summary.md, one folder per submission)", out)
     missed = gradebook.ungraded(collected)
     for results in missed:
         log.error("not graded: %s: %s", sinks.line(results.submission), sinks.line(results.reason))
     if missed:
         log.error("error: %d of %d submissions were not graded (listed above; each one's feedback.md in %s says "
-                  "why)", len(missed), len(collected), options.out)
+                  "why)", len(missed), len(collected), out)
         return 1
     return 0
+
+
+def _write_folder(out, jobs: dict, unstarted: list[str] | tuple[str, ...] = (), similarity: bool = True) -> list:
+    """Write the gradebooks, summary and report of every result in ``out`` (one folder, one truth), with the code
+    and students of ``jobs`` (by the name of their results; ``similarity``: ``page.write``'s); return those
+    results."""
+    from autograder.report import page  # matplotlib and copydetect: loaded once the gradings are done
+
+    everything = gradebook.results_in(out)
+    gradebook.write_batch(everything, out, unstarted)
+    if everything:
+        page.write(out, everything, {name: job.source for name, job in jobs.items()},
+                   {name: job.given for name, job in jobs.items()}, similarity)
+    return everything
+
+
+def _names(names: list[str], shown: int = 10) -> str:
+    return ", ".join(sinks.line(name) for name in names[:shown]) + (", ..." if len(names) > shown else "")
 
 
 @ceilings.held(ceilings.COMMAND_MB)
 def report(options) -> int:
     from autograder.report import page
 
+    paths = options.submissions or []
     try:
         collected = page.read(options.results)
-        jobs = page.jobs_for(collected, options.submissions) if options.submissions else {}
-        path = page.write(options.results, collected, {name: job.source for name, job in jobs.items()} or None,
-                          {name: job.given for name, job in jobs.items()})
+        with discovered(paths) as found:  # an export zip is unpacked for as long as the report needs its code
+            jobs = page.jobs_for(collected, found, paths) if paths else {}
+            path = page.write(options.results, collected, {name: job.source for name, job in jobs.items()} or None,
+                              {name: job.given for name, job in jobs.items()})
+        gradebook.write_batch(collected, options.results)  # every file of the folder from the same results
+    except UnreadablePath as exc:
+        log.error("error: no submissions found under %s: %s", ", ".join(map(str, paths)), exc)
+        return 2
     except page.ReportError as exc:
         log.error("error: %s", exc)
         return 2
-    log.info("wrote %s (%d submissions) and gradebook-<assignment>.csv", path, len(collected))
+    log.info("wrote %s (%d submissions), gradebook.csv, gradebook-<assignment>.csv and summary.md", path,
+             len(collected))
     return 0
 
 

@@ -23,6 +23,7 @@ tells the student what to hand in instead.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import os
 import shutil
@@ -41,6 +42,9 @@ MAX_RATIO = 100  # how many times its compressed size an entry may expand to (be
 RATIO_FREE = 1 << 20
 JUNK = {"__MACOSX", ".DS_Store", "__pycache__", ".ipynb_checkpoints", ".git"}
 MAX_DIRECTORY = 16 << 20  # bytes of a zip's central directory (MAX_FILES entries take well under 1 MB)
+EXPORT_FILES = 100 * MAX_FILES  # a Gradescope export zip holds a class: entries, and expanded bytes
+EXPORT_BYTES = 8 * MAX_BYTES
+DIRECTORY_ENTRY = 512  # bytes of central directory per entry allowed, past MAX_DIRECTORY (an export's: 100 MB)
 
 
 class SubmissionError(Exception):
@@ -62,6 +66,20 @@ def stage(source: Path, required: list[str], workdir: Path, carried: dict[str, s
     os.rename(root, staged)
     trees.remove(unpacked)
     return staged
+
+
+def digest(root: Path) -> str:
+    """A staged submission's content, as ``sha256:HEX`` over every regular file under ``root`` (its path relative to
+    ``root``, its size, its bytes; in path order): the same files give the same digest, whatever the submission was
+    called or handed in as (a zip or a folder). ``grade --resume`` matches results to submissions by it."""
+    hasher = hashlib.sha256()
+    files = sorted((Path(entry.path).relative_to(root).as_posix(), entry.path) for _, entry in trees.walk(root)
+                   if entry.is_file(follow_symlinks=False))
+    for relative, path in files:
+        hasher.update(f"{relative}\0{os.path.getsize(path)}\0".encode())
+        with open(path, "rb") as handle:
+            hasher.update(hashlib.file_digest(handle, "sha256").digest())
+    return f"sha256:{hasher.hexdigest()}"
 
 
 def pack(source: Path) -> tuple[str, bytes]:
@@ -96,7 +114,7 @@ def unpack(name: str, data: bytes, folder: Path) -> Path:
         return path
     packed = folder / "packed.zip"
     packed.write_bytes(data)
-    _extract_zip(packed, path)
+    extract_zip(packed, path)
     packed.unlink()
     return path
 
@@ -158,7 +176,7 @@ def _unpack(source: Path, unpacked: Path, required: list[str], carried: dict[str
                                   f"{Path(exc.filename or '').name!r}); hand in only your files, in a folder "
                                   "with short names") from None
     elif source.is_file() and source.suffix.lower() == ".zip":
-        _extract_zip(source, unpacked)
+        extract_zip(source, unpacked)
     elif source.is_file() and source.name in required:
         unpacked.mkdir(parents=True)
         shutil.copy2(source, unpacked / source.name)
@@ -239,10 +257,12 @@ def _check_shape(count: int, depth: int) -> None:
                               "one folder")
 
 
-def open_zip(path: Path) -> zipfile.ZipFile:
-    """``path`` opened as a zip once its end record (the zip64 one where there is one) declares at most ``MAX_FILES``
-    entries in a directory of at most ``MAX_DIRECTORY`` bytes: ``zipfile`` reads the whole directory as it opens.
-    Raises ``SubmissionError`` beyond that, ``zipfile.BadZipFile`` without an end record."""
+def open_zip(path: Path, max_files: int = MAX_FILES) -> zipfile.ZipFile:
+    """``path`` opened as a zip once its end record (the zip64 one where there is one) declares at most ``max_files``
+    entries in a directory of at most ``MAX_DIRECTORY`` bytes (``DIRECTORY_ENTRY`` per entry allowed, for more than
+    ``MAX_FILES``): ``zipfile`` reads the whole directory as it opens. Raises ``SubmissionError`` beyond that,
+    ``zipfile.BadZipFile`` without an end record. ``max_files``: a submission's ``MAX_FILES``, or a class's in a
+    Gradescope export (``EXPORT_FILES``)."""
     with open(path, "rb") as handle:
         size = handle.seek(0, os.SEEK_END)
         start = max(0, size - (22 + 0xFFFF))  # the end record, then a comment of at most 64 KB
@@ -257,17 +277,19 @@ def open_zip(path: Path) -> zipfile.ZipFile:
             record = handle.read(56)
             if len(record) == 56 and record[:4] == b"PK\x06\x06":
                 entries, directory = struct.unpack("<QQ", record[32:48])
-    if entries > MAX_FILES or directory > MAX_DIRECTORY:
-        raise SubmissionError(f"the zip holds {entries} entries (limit {MAX_FILES}) in a directory of {directory} "
+    if entries > max_files or directory > max(MAX_DIRECTORY, max_files * DIRECTORY_ENTRY):
+        raise SubmissionError(f"the zip holds {entries} entries (limit {max_files}) in a directory of {directory} "
                               "bytes; zip only your files")
     return zipfile.ZipFile(path)
 
 
-def _extract_zip(source: Path, target: Path) -> None:
+def extract_zip(source: Path, target: Path, max_files: int = MAX_FILES, max_bytes: int = MAX_BYTES) -> None:
+    """Extract ``source`` into the new folder ``target`` within the limits (the module docstring), junk left out;
+    ``SubmissionError`` says why not. ``max_files`` and ``max_bytes``: a submission's, or an export's (a class)."""
     try:
-        with open_zip(source) as archive:
+        with open_zip(source, max_files) as archive:
             members = archive.infolist()
-            _check_members(members)
+            _check_members(members, max_files, max_bytes)
             bad = archive.testzip()
             if bad is not None:
                 raise SubmissionError(f"the zip is corrupted (entry {bad!r} fails its checksum); create it again")
@@ -293,11 +315,11 @@ def unreadable_zip(source: Path, exc: Exception) -> str:
             "with `zip -r submission.zip FOLDER`")
 
 
-def _check_members(members: list[zipfile.ZipInfo]) -> None:
-    if len(members) > MAX_FILES:
-        raise SubmissionError(f"the zip holds {len(members)} entries (limit {MAX_FILES}); zip only your files")
-    if sum(m.file_size for m in members) > MAX_BYTES:
-        raise SubmissionError(f"the zip expands to more than {MAX_BYTES >> 20} MB; zip only your files")
+def _check_members(members: list[zipfile.ZipInfo], max_files: int = MAX_FILES, max_bytes: int = MAX_BYTES) -> None:
+    if len(members) > max_files:
+        raise SubmissionError(f"the zip holds {len(members)} entries (limit {max_files}); zip only your files")
+    if sum(m.file_size for m in members) > max_bytes:
+        raise SubmissionError(f"the zip expands to more than {max_bytes >> 20} MB; zip only your files")
     for member in members:
         name = member.filename.replace("\\", "/")
         parts = PurePosixPath(name).parts

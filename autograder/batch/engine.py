@@ -13,6 +13,7 @@ from typing import Protocol
 from tqdm import tqdm
 
 from autograder.batch.discovery import Job
+from autograder.batch.gradebook import counts
 from autograder.results import Results, points
 
 ENGINES = {"local": "autograder.batch.local", "ray": "autograder.batch.ray"}
@@ -29,11 +30,14 @@ class Engine(Protocol):
 
 
 class Interrupted(KeyboardInterrupt):
-    """The batch was stopped by a signal; ``collected`` are the results of the submissions that finished."""
+    """The batch was stopped by a signal; ``collected`` are the results written before it stopped, each with its
+    status (a grading the signal stopped is ``stopped``, and has no score); ``detail`` says so in the words of the
+    summary (the command prints it, and may say more)."""
 
     def __init__(self, collected: list[Results]):
         super().__init__("stopped")
         self.collected = collected
+        self.detail = f"results written for {counts(collected)}; the gradebook and summary say which"
 
 
 class EngineError(Exception):

@@ -40,7 +40,7 @@ from autograder.sandbox import permissions
 from autograder.sandbox import zygote as worker_zygote
 from autograder.sandbox.isolation import Isolation
 from autograder.sandbox.reaping import become_subreaper
-from autograder.submission import SubmissionError, metadata_files, stage
+from autograder.submission import SubmissionError, digest, metadata_files, stage
 
 # What a job may say: the assignment, the submission (a folder or zip) and its name in the results, where to write
 # (out), public (or hidden) tests only, the oracle mode, where to record expectations (record_to), tags of tests not
@@ -89,6 +89,7 @@ def grade_one(assignment: course.Assignment, source: Path, out_dir: Path | None,
     mark = time.monotonic()
     try:
         root = stage(source, assignment.files, workdir, assignment.carried)
+        results.extra_data["content"] = digest(root)  # before the student's code runs (``grade --resume`` matches it)
         violations = staticcheck.scan(root, assignment.files, assignment.forbidden)
     except SubmissionError as exc:
         broken = f"Your submission could not be graded: {exc}."
@@ -193,6 +194,7 @@ def _finish(results: Results, plugin: GradingPlugin, session: Session, code, bro
         reason = "Not run: the grader stopped early (see the log)."
     for _, test in missing:
         test.output = test.output or reason
+        test.extra_data["pending"] = True  # not run: the gradebook leaves its score empty
         results.tests.append(test)
     if plugin.skipped:
         tags = ", ".join(sorted(set(session.skip_tags)))

@@ -29,17 +29,19 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import jinja2
 
 from autograder import course, scratch, sinks
-from autograder.batch.discovery import Job, UnreadablePath, discover
-from autograder.batch.gradebook import write_gradebook
-from autograder.batch.jobs import read_results
-from autograder.gradescope import students
+from autograder.batch.discovery import Job
+from autograder.batch.gradebook import counts, results_in, scored, status_of, write_gradebook
+from autograder.gradescope import keep_students, recalled_students, students
 from autograder.report import plots
-from autograder.report.similarity import Pair, similar_pairs
 from autograder.results import Results, Status, points
+
+if TYPE_CHECKING:
+    from autograder.report.similarity import Pair
 
 log = logging.getLogger("autograder.report.page")
 
@@ -87,22 +89,17 @@ def read(out: Path) -> list[Results]:
     """The results in ``out`` (one folder per submission holding results.json), by submission name."""
     if not out.is_dir():
         raise ReportError(f"{out} is not a folder; pass the results folder that `autograder grade --out` wrote")
-    collected = [r for r in (read_results(p / "results.json") for p in sorted(out.iterdir()) if p.is_dir())
-                 if r is not None]
+    collected = results_in(out)
     if not collected:
         raise ReportError(f"{out} holds no results (no <submission>/results.json); pass the folder that "
                           "`autograder grade --out` wrote")
     return collected
 
 
-def jobs_for(collected: list[Results], paths: list[Path]) -> dict[str, Job]:
-    """Where each graded submission came from (its ``Job``, by name): ``paths`` discovered as ``grade`` discovers
-    them, matched by name."""
+def jobs_for(collected: list[Results], jobs: list[Job], paths: list[Path]) -> dict[str, Job]:
+    """Where each graded submission came from (its ``Job``, by name): the ``jobs`` found under ``paths`` as ``grade``
+    finds them (``discovery.discovered``), matched by name."""
     graded = {r.submission for r in collected}
-    try:
-        jobs = discover(paths)
-    except UnreadablePath as exc:
-        raise ReportError(f"no submissions found under {', '.join(map(str, paths))}: {exc}") from None
     found = {job.name: job for job in jobs if not job.problem and job.source.exists()}
     matched = {name: job for name, job in found.items() if name in graded}
     if not found:
@@ -115,25 +112,32 @@ def jobs_for(collected: list[Results], paths: list[Path]) -> dict[str, Job]:
 
 
 def write(out: Path, collected: list[Results], sources: dict[str, Path] | None = None,
-          given: dict[str, Path] | None = None) -> Path:
+          given: dict[str, Path] | None = None, similarity: bool = True) -> Path:
     """Write ``out/report.html`` and ``out/gradebook-<assignment>.csv``; return the report's path.
 
     ``sources``: each submission's folder or zip by name, for the similarity check and the students' names (None:
     neither); ``given``: the path given to the command each was found under (``Job.given``), above which alone an
-    export's metadata names anyone."""
+    export's metadata names anyone; ``similarity``: False leaves the similarity check out even with ``sources`` (a
+    stopped grading writes its report within seconds: the check imports torch and compares every pair)."""
     sources = {name: Path(path) for name, path in (sources or {}).items()}
     by_assignment: dict[str, list[Results]] = {}
     for results in collected:
         by_assignment.setdefault(results.assignment, []).append(results)
     who = {name: students(source, given=(given or {}).get(name)) for name, source in sources.items()}
+    for results in collected:  # kept beside the results: a folder written again without its sources still names all
+        if results.submission in who:
+            keep_students(out / results.submission, who[results.submission])
+        else:
+            who[results.submission] = recalled_students(out / results.submission)
     for name, group in by_assignment.items():
         if name in course.names():
             write_gradebook(group, out / f"gradebook-{name}.csv", who)
-    sections = [_section(name, group, sources) for name, group in sorted(by_assignment.items(), key=_course_order)]
+    sections = [_section(name, group, sources, similarity)
+                for name, group in sorted(by_assignment.items(), key=_course_order)]
     page = jinja2.Environment(autoescape=True, finalize=sinks.html, undefined=jinja2.StrictUndefined).from_string(
         TEMPLATE.read_text(encoding="utf-8")).render(
         sections=sections, total=len(collected), folder=out.name, when=f"{datetime.now():%Y-%m-%d %H:%M}",
-        with_sources=bool(sources), points=points)
+        with_sources=bool(sources), points=points, percent=lambda value: "-" if value is None else f"{value:.1f} %")
     path = out / "report.html"
     scratch.write_whole(path, page)
     return path
@@ -144,18 +148,24 @@ def _course_order(item: tuple[str, list]) -> tuple[int, str]:
     return (course.load(name).order if name in course.names() else 1 << 20, name)
 
 
-def _section(name: str, group: list[Results], sources: dict[str, Path]) -> dict:
+def _section(name: str, group: list[Results], sources: dict[str, Path], similarity: bool = True) -> dict:
     """What the page shows for one assignment."""
     graded = [r for r in group if r.status in (None, Status.GRADED)]
+    final = [r for r in group if scored(r)]  # a grading that did not finish has no score to count
     maximum = Counter(r.max_score for r in group).most_common(1)[0][0]
-    percents = [100 * r.score / r.max_score if r.max_score else 0.0 for r in group]
+    percents = [100 * r.score / r.max_score if r.max_score else 0.0 for r in final]
     tests = _tests(group)
     figures = _figures(group)
     pairs: list[Pair] = []
     pairs_total = 0
     note = "Not checked: pass the graded folders or zips (`autograder report RESULTS --submissions PATHS`)."
     known = name in course.names()
-    if known and sources:
+    if known and sources and not similarity:
+        note = ("Not checked: the grading was stopped (`autograder report RESULTS --submissions PATHS` checks it, as "
+                "does `autograder grade PATHS --resume RESULTS`).")
+    elif known and sources:
+        from autograder.report.similarity import similar_pairs  # torch, through the notebooks' reader: when asked
+
         pairs, pairs_total = similar_pairs(course.load(name), {r.submission: sources[r.submission]
                                                                     for r in group if r.submission in sources},
                                            shown=SHOWN_PAIRS)
@@ -164,17 +174,18 @@ def _section(name: str, group: list[Results], sources: dict[str, Path]) -> dict:
         note = "Not checked: this assignment is not known to this installation."
     return {
         "name": name, "anchor": html.escape(name.replace(" ", "-")), "count": len(group), "graded": len(graded),
-        "maximum": maximum, "mean": statistics.mean(percents), "median": statistics.median(percents),
-        "score_plot": plots.histogram([r.score for r in group], xlabel=f"score (of {points(maximum)} points)",
-                                      bins=min(25, max(5, len(group) // 4))),
+        "maximum": maximum, "mean": statistics.mean(percents) if percents else None,
+        "median": statistics.median(percents) if percents else None, "statuses": counts(group),
+        "score_plot": plots.histogram([r.score for r in final], xlabel=f"score (of {points(maximum)} points)",
+                                      bins=min(25, max(5, len(final) // 4))) if final else "",
         "tests": tests,
         "pass_plot": plots.pass_rates([f"{t['number']} {t['name']}" for t in tests], [t["rate"] for t in tests])
         if tests else "",
         "mistakes": _mistakes(group),
         "figures": [{"figure": f, "plot": plots.histogram(f.values, xlabel=f.name, gate=f.gate,
                                                            gate_label=f"gate: {f.gate_words}")} for f in figures],
-        "not_graded": [{"submission": r.submission, "status": r.extra_data.get("status", ""),
-                        "why": _first_lines(r.output)} for r in group if r not in graded],
+        "not_graded": [{"submission": r.submission, "status": status_of(r), "why": _first_lines(r.output)}
+                       for r in group if r not in graded],
         "pairs": pairs, "pairs_total": pairs_total, "similarity_note": note,
     }
 

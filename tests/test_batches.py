@@ -1,0 +1,247 @@
+"""Instructors' batches as they come: Gradescope's export zip as downloaded, a batch stopped and resumed, and one
+results folder with one gradebook.
+
+Gradings are cheap: submissions that do not load (a syntax error: no test runs), and the reference with the runtime
+test skipped. The stop is deterministic: the batch is sent SIGINT once the second submission's runner has listed its
+tests, so that one submission is graded, one stopped and one not started.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+import os
+import shutil
+import signal
+import threading
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import MASKING, REPO
+
+from autograder import cli
+from autograder.batch import discovery, resume
+from autograder.batch.discovery import discovered, export_prefix
+from autograder.gradescope import Submitter, students
+from autograder.results import STOPPED, Results, Status
+
+BROKEN = (REPO / "examples" / "masking" / "syntax_error" / "masking.py").read_text()
+SKIP = ["--skip-tag", "runtime", "--quiet"]
+SUBMITTERS = {"submission_11": [("Ada Lovelace", "s100", "ada@uni.example")],
+              "submission_12": [("Pair One", "s200", "one@uni.example"), ("Pair Two", "s201", "two@uni.example")]}
+
+
+def broken(folder: Path, mark: str) -> Path:
+    """A masking submission that does not load (nothing runs: cheap), its content told apart by ``mark``."""
+    folder.mkdir(parents=True)
+    (folder / "masking.py").write_text(f"{BROKEN}\n# {mark}\n")
+    return folder
+
+
+def export_zip(path: Path, top: str = "assignment_555_export/") -> Path:
+    """Gradescope's "Export Submissions" zip: ``submission_<id>/`` folders and the metadata, in one top folder."""
+    metadata = {name: {":submitters": [{":name": n, ":sid": sid, ":email": email} for n, sid, email in people],
+                       ":created_at": "2026-11-01 10:00:00.000000000 -07:00", ":score": 0.0}
+                for name, people in SUBMITTERS.items()}
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr(f"{top}submission_metadata.yml", yaml.safe_dump(metadata))
+        archive.writestr(f"__MACOSX/{top}._submission_metadata.yml", "junk")
+        for name in SUBMITTERS:
+            archive.writestr(f"{top}{name}/masking.py", f"{BROKEN}\n# {name}\n")
+    return path
+
+
+def rows(path: Path, without: tuple[str, ...] = ()) -> list[dict]:
+    with open(path, newline="", encoding="utf-8") as handle:
+        return [{k: v for k, v in row.items() if k not in without} for row in csv.DictReader(handle)]
+
+
+def test_an_export_reads_as_one_and_anything_else_does_not():
+    """The layouts: at its top or in its one top folder (junk beside it), and what is not an export."""
+    assert export_prefix([("submission_metadata.yml",), ("submission_1", "masking.py")]) == ()
+    assert export_prefix([("e", "submission_metadata.yml"), ("e", "submission_1", "masking.py")]) == ("e",)
+    assert export_prefix([("submission_1", "masking.py"), ("submission_2", "masking.py")]) is None  # no metadata
+    assert export_prefix([("submission_metadata.yml",), ("masking.py",)]) is None  # one student's, with a yml
+    assert export_prefix([("a", "submission_metadata.yml"), ("b", "submission_1", "masking.py")]) is None
+
+
+def test_an_export_zip_is_unpacked_into_the_commands_folder_and_named_by_its_metadata(tmp_path):
+    given = export_zip(tmp_path / "assignment_555_export.zip")
+    with discovered([given]) as jobs:
+        assert [job.name for job in jobs] == list(SUBMITTERS) and all(not job.problem for job in jobs)
+        assert {job.assignment for job in jobs} == {"masking"}
+        unpacked = jobs[0].given
+        assert unpacked.name == "assignment_555_export" and not unpacked.is_relative_to(tmp_path)
+        assert students(jobs[1].source, given=jobs[1].given) == tuple(
+            Submitter(name, email, sid) for name, sid, email in SUBMITTERS["submission_12"])
+    assert not unpacked.exists(), "the unpacked export outlives the command"
+    with zipfile.ZipFile(given) as archive:  # unzipped, the same export gives the same jobs
+        archive.extractall(tmp_path / "unzipped")
+    with discovered([tmp_path / "unzipped" / "assignment_555_export"]) as jobs:
+        assert [job.name for job in jobs] == list(SUBMITTERS)
+
+
+def test_a_zip_that_reads_neither_as_one_submission_nor_as_an_export_is_refused(tmp_path, monkeypatch):
+    several = tmp_path / "several.zip"
+    with zipfile.ZipFile(several, "w") as archive:
+        for name in ("alice", "bob"):
+            archive.writestr(f"class/{name}/masking.py", BROKEN)
+    nested = tmp_path / "downloads"
+    nested.mkdir()
+    export_zip(nested / "assignment_555_export.zip")
+    hostile = tmp_path / "hostile.zip"
+    with zipfile.ZipFile(hostile, "w") as archive:
+        archive.writestr("submission_metadata.yml", "{}")
+        archive.writestr("submission_1/masking.py", BROKEN)
+        archive.writestr("../outside.py", "escaped")
+    one = tmp_path / "one.zip"  # a student's copy nested in a folder of the submission is still one submission
+    with zipfile.ZipFile(one, "w") as archive:
+        archive.writestr("masking.py", BROKEN)
+        archive.writestr("old/masking.py", BROKEN)
+    with discovered([several, nested, hostile, one]) as jobs:
+        problems = {job.name: job.problem for job in jobs}
+    assert "holds the files of 2 submissions (class/alice/, class/bob/)" in problems["several"]
+    assert "reads neither as one submission nor as a Gradescope export" in problems["several"]
+    assert "is a Gradescope export" in problems["assignment_555_export"], "a zip in a folder is one student's"
+    assert "cannot be unpacked" in problems["hostile"] and "unsafe entry" in problems["hostile"]
+    assert not (tmp_path / "outside.py").exists()
+    assert problems["one"] == ""
+    monkeypatch.setattr(discovery, "EXPORT_FILES", 3)  # bounded like every zip
+    with discovered([export_zip(tmp_path / "big.zip")]) as jobs:
+        assert len(jobs) == 1 and "entries (limit 3)" in jobs[0].problem
+
+
+def test_resume_keeps_final_grades_by_content_and_grades_the_rest(tmp_path):
+    """A final grade is matched by the staged files (a zip of the same files too), never by name; an unfinished
+    grading of a submission graded again under another name is stale."""
+    first, second = broken(tmp_path / "first", "1"), broken(tmp_path / "second", "2")
+    zipped = tmp_path / "zipped.zip"
+    with zipfile.ZipFile(zipped, "w") as archive:
+        archive.write(first / "masking.py", "inner/masking.py")
+    jobs = discovery.discover([first, second, zipped])
+    digests = [resume.content(job, tmp_path / f"stage{index}") for index, job in enumerate(jobs)]
+    assert digests[0] == digests[2] != digests[1] and digests[0].startswith("sha256:")
+    assert resume.content(jobs[0], tmp_path / "again") == digests[0], "the same files, the same digest"
+
+    def earlier(name: str, content: str, status: Status) -> Results:
+        results = Results(assignment="masking", submission=name, extra_data={"content": content})
+        results.set_status(status, STOPPED if status is Status.INCOMPLETE else "")
+        return results
+
+    plan = resume.plan(jobs, [earlier("old_first", digests[0], Status.DOES_NOT_LOAD),
+                              earlier("old_second", digests[1], Status.INCOMPLETE),
+                              earlier("gone", "sha256:0", Status.GRADED)])
+    assert [job.name for job in plan.todo] == ["second", "zipped"], "one final grade per content"
+    assert plan.kept == {"old_first": jobs[0]} and plan.stale == ["old_second"]
+    alike = resume.plan(jobs, [earlier(name, digests[0], Status.GRADED) for name in ("zipped", "first")])
+    assert alike.kept == {"first": jobs[0], "zipped": jobs[2]}, "two students who handed in alike keep a grade each"
+    assert [job.name for job in alike.todo] == ["second"]
+
+
+@pytest.mark.slow
+def test_an_export_zip_gives_one_row_per_submission_and_its_folder_one_gradebook(tmp_path, caplog):
+    """The export as downloaded: a row per submission with its students (a group's joined), beside a zip refused
+    with the reason. Then, into the same folder: one submission again is refused, naming the others, and with
+    --force every gradebook lists them all, as `autograder report` writes them again."""
+    given = export_zip(tmp_path / "assignment_555_export.zip")
+    several = tmp_path / "several.zip"
+    with zipfile.ZipFile(several, "w") as archive:
+        for name in ("alice", "bob"):
+            archive.writestr(f"{name}/masking.py", BROKEN)
+    out = tmp_path / "out"
+    assert cli.main(["grade", str(given), str(several), "--out", str(out), *SKIP]) == 1
+    named = {row["submission"]: row for row in rows(out / "gradebook-masking.csv")}
+    assert set(named) == {*SUBMITTERS, "several"}
+    assert named["submission_12"]["student_name"] == "Pair One; Pair Two"
+    assert named["submission_12"]["student_id"] == "s200; s201"
+    assert named["submission_11"]["student_email"] == "ada@uni.example"
+    assert named["submission_11"]["status"] == "does not load" and named["submission_11"]["score"] == "0.0"
+    assert named["several"]["status"] == "not graded" and named["several"]["score"] == ""
+    assert "not graded: several: several.zip holds the files of 2 submissions" in caplog.text
+
+    again = broken(tmp_path / "again" / "submission_11", "submission_11")  # as the export holds it
+    before = (out / "gradebook.csv").read_text()
+    caplog.clear()
+    assert cli.main(["grade", str(again), "--out", str(out), *SKIP]) == 2
+    assert f"{out} holds the results of 2 other submission(s) (several, submission_12)" in caplog.text
+    assert (out / "gradebook.csv").read_text() == before, "a refusal writes nothing"
+    assert cli.main(["grade", str(again), "--out", str(out), "--force", *SKIP]) == 0
+    timing = ("execution_time",)
+    graded = rows(out / "gradebook.csv", timing)
+    assert [row["submission"] for row in graded] == ["several", "submission_11", "submission_12"]
+    assert [row["student_name"] for row in rows(out / "gradebook-masking.csv")] == ["", "", "Pair One; Pair Two"], \
+        "the names kept beside the results; the one graded again from a folder without metadata has none"
+    assert cli.main(["report", str(out)]) == 0
+    assert [row["student_name"] for row in rows(out / "gradebook-masking.csv")] == ["", "", "Pair One; Pair Two"]
+    assert cli.main(["report", str(out), "--submissions", str(given), str(several)]) == 0
+    assert rows(out / "gradebook.csv", timing) == graded
+    assert [row["student_name"] for row in rows(out / "gradebook-masking.csv")] == ["", "Ada Lovelace",
+                                                                                  "Pair One; Pair Two"]
+
+
+def stop_once_listed(monkeypatch, name: str) -> None:
+    """SIGINT to this process (the command's) once the runner of submission ``name`` has listed its tests."""
+    from autograder.batch import local
+
+    grade_job = local.grade_job
+
+    def graded_until_stopped(job, out_dir, **options):
+        if job.name == name:
+            def stop():
+                while not (out_dir / "results.json").is_file():
+                    time.sleep(0.02)
+                os.kill(os.getpid(), signal.SIGINT)
+
+            threading.Thread(target=stop, daemon=True).start()
+        return grade_job(job, out_dir, **options)
+
+    monkeypatch.setattr(local, "grade_job", graded_until_stopped)
+
+
+@pytest.mark.slow
+def test_a_stopped_batch_resumed_gives_the_gradebook_of_one_never_stopped(tmp_path, monkeypatch, caplog):
+    submissions = tmp_path / "submissions"
+    broken(submissions / "a_broken", "a")
+    shutil.copytree(MASKING.solution_dir, submissions / "b_reference", symlinks=False)
+    broken(submissions / "c_broken", "c")
+    whole, resumed = tmp_path / "whole", tmp_path / "resumed"
+    assert cli.main(["grade", str(submissions), "--out", str(whole), *SKIP]) == 0
+
+    with monkeypatch.context() as patched:
+        stop_once_listed(patched, "b_reference")
+        assert cli.main(["grade", str(submissions), "--out", str(resumed), *SKIP]) == 130
+    assert "holds 1 does not load, 1 stopped, and 1 submission(s) were not started" in caplog.text
+    assert f"--resume {resumed}` grades the rest" in caplog.text
+    stopped = {row["submission"]: row for row in rows(resumed / "gradebook.csv")}
+    assert set(stopped) == {"a_broken", "b_reference"}
+    assert stopped["b_reference"]["status"] == "stopped"
+    assert stopped["b_reference"]["score"] == stopped["b_reference"]["percent"] == "", "no number reads as a grade"
+    results = json.loads((resumed / "b_reference" / "results.json").read_text())
+    pending = [f"masking:{t['number']} {t['name']}" for t in results["tests"] if t["extra_data"].get("pending")]
+    assert pending and all(stopped["b_reference"][column] == "" for column in pending)
+    summary = (resumed / "summary.md").read_text()
+    assert "| b_reference | masking | - / 53 |" in summary and "| stopped |" in summary
+    assert "Not started, the grading having stopped: c_broken." in summary
+    assert "1 does not load, 1 stopped." in summary
+    html = (resumed / "report.html").read_text()
+    listed = html.split('id="masking-not-graded"')[1].split("</section>")[0]
+    assert '<td>b_reference</td><td class="bad">stopped</td>' in listed, "the report says it stopped"
+    assert "1 does not load, 1 stopped; over the final grades, mean 0.0 %" in html, "no score of it is counted"
+
+    first = (resumed / "a_broken" / "results.json").read_bytes()
+    (submissions / "a_broken").rename(submissions / "a_renamed")  # matched by what it holds, not by its name
+    caplog.clear()
+    caplog.set_level(logging.INFO)
+    assert cli.main(["grade", str(submissions), "--resume", str(resumed), *SKIP]) == 0
+    assert "1 of 3 submission(s) have a final grade there; grading 2" in caplog.text
+    assert (resumed / "a_broken" / "results.json").read_bytes() == first, "a final grade is graded again"
+    assert not (resumed / "a_renamed").exists()
+    timing = ("execution_time",)
+    assert rows(resumed / "gradebook.csv", timing) == rows(whole / "gradebook.csv", timing)
+    assert rows(resumed / "gradebook-masking.csv", timing) == rows(whole / "gradebook-masking.csv", timing)
+    listed = (resumed / "report.html").read_text().split('id="masking-not-graded"')[1].split("</section>")[0]
+    assert "b_reference" not in listed and "a_broken" in listed
