@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from autograder import forking, scratch
-from autograder.course import SECRET_ENV
+from autograder.course import REPO_ROOT, SECRET_ENV
 from autograder.sandbox import permissions
 from autograder.sandbox.config import COLD_ENV
 from autograder.sandbox.isolation import Isolation
@@ -57,6 +57,7 @@ class Runners:
         """The runners' environment: the term's secret is not in it (it travels in the job, on stdin)."""
         env = {name: value for name, value in os.environ.items() if name != SECRET_ENV}
         env["TMPDIR"] = str(self.scratch)
+        env.update(harness_path(env))
         env.update(self.isolation.environment())  # the runners need not probe again
         if self.side_by_side:
             env["OMP_WAIT_POLICY"] = "PASSIVE"
@@ -158,6 +159,16 @@ class Runners:
             reap_children(before | {zygote.pid for zygote in ZYGOTES.values()}, STOP_GRACE_SECONDS)
             if self.scratch is not None:
                 scratch.remove(self.scratch)
+
+
+def harness_path(env: dict[str, str]) -> dict[str, str]:
+    """``PYTHONPATH`` for a runner (its zygote starts in /), with this harness first where the interpreter would not
+    find it there by itself: a runner must import the package this process runs. An environment linked from another
+    checkout installs that checkout's (editable), which ``python -m autograder.cli`` run here does not import: its
+    runners knew none of this checkout's assignments ("unknown assignment"), and a new one graded 0/0."""
+    if str(REPO_ROOT) in {os.path.realpath(path) for path in sys.path[1:] if path}:  # installed: found anyway
+        return {}
+    return {"PYTHONPATH": os.pathsep.join([str(REPO_ROOT), *filter(None, [env.get("PYTHONPATH")])])}
 
 
 ZYGOTES: dict[tuple, forking.Zygote] = {}  # the runner zygotes, by (side by side, isolation mode, Landlock ABI)

@@ -1,0 +1,122 @@
+"""Grading from an environment or a checkout reached through a symbolic link (issue 35), and a runner that fails
+without a word.
+
+A worker in namespaces sees the interpreter's folders bound where they really are; ``sys.prefix`` and ``sys.path`` name
+them as they were reached. Through a link that name led nowhere in the sandbox: whatever the worker imported once
+confined failed ("No module named 'numpy.random'", blamed on the student). A checkout whose ``.venv`` links to another
+checkout's environment imports its own harness in the command (``python -m``), and its runners imported the other
+one's: every submission of an assignment only this checkout has was graded 0/0."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from conftest import REPO, needs_root
+
+from autograder.authoring import scaffold
+from autograder.batch.discovery import Job
+from autograder.batch.jobs import grade_job
+from autograder.sandbox.isolation import Isolation
+
+ENVIRONMENT = Path(sys.prefix).resolve()
+
+# A submission that imports, once confined, what its worker had not imported before (numpy's random module, an
+# e-mail module of the standard library), and says where each came from.
+LATE_IMPORTS = """
+def late_imports():
+    import email.mime.text
+    import numpy.random
+    return [numpy.random.__file__, email.mime.text.__file__]
+"""
+
+# Started with the interpreter under test: one worker, cold (as this process's Python names its folders), asked for the
+# late imports.
+ASK = """
+import sys
+from pathlib import Path
+from autograder.grading.proxy import Student
+from autograder.sandbox.config import Limits
+from autograder.sandbox.isolation import Isolation
+student = Student(Path(sys.argv[1]), [{"name": "probe"}], Limits(), Isolation.detect())
+try:
+    print(sys.prefix, *student.probe.late_imports())
+finally:
+    student.close()
+"""
+
+
+@pytest.fixture
+def submission():
+    """The submission, staged as a batch stages one: in a folder a sandbox uid passes through."""
+    staged = Path(tempfile.mkdtemp(prefix="linked-env-"))
+    os.chmod(staged, 0o711)
+    (staged / "submission").mkdir()
+    (staged / "submission" / "probe.py").write_text(LATE_IMPORTS)
+    yield staged / "submission"
+    shutil.rmtree(staged)
+
+
+@needs_root
+@pytest.mark.parametrize("linked", ["environment", "checkout"])
+def test_a_worker_imports_through_a_linked_environment_or_checkout(tmp_path, submission, linked):
+    """The interpreter started through a link to the environment, or to the checkout that holds it: the worker, in
+    the mode this machine gives root (namespaces here), imports numpy.random and the standard library through that
+    name. Without the links made again in its root, the worker did not even start (torch is imported once confined)."""
+    if linked == "environment":
+        (tmp_path / "env").symlink_to(ENVIRONMENT)
+        python = tmp_path / "env" / "bin" / "python"
+    else:
+        (tmp_path / "checkout").symlink_to(ENVIRONMENT.parent)
+        python = tmp_path / "checkout" / ENVIRONMENT.name / "bin" / "python"
+    run = subprocess.run([str(python), "-c", ASK, str(submission)], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "AUTOGRADER_COLD": "1"}, cwd=tmp_path)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    prefix, numpy_random, email = run.stdout.split()
+    assert prefix.startswith(str(tmp_path)) and numpy_random.startswith(prefix), run.stdout
+    assert email.endswith("email/mime/text.py")
+
+
+@needs_root
+def test_a_checkout_whose_environment_is_another_checkouts_grades_its_own_assignments(tmp_path):
+    """A copy of the harness holding an assignment the environment's own checkout lacks, its ``.venv`` a link to that
+    environment, graded with ``python -m autograder.cli`` from the copy: its runners import the copy's harness too."""
+    clone = tmp_path / "clone"
+    shutil.copytree(REPO / "autograder", clone / "autograder", ignore=shutil.ignore_patterns("__pycache__"))
+    (clone / ".venv").symlink_to(ENVIRONMENT)
+    for path, text in scaffold.files("linkedtoy").items():
+        (clone / path).parent.mkdir(parents=True, exist_ok=True)
+        (clone / path).write_text(text)
+    run = subprocess.run([str(clone / ".venv" / "bin" / "python"), "-m", "autograder.cli", "grade",
+                          str(clone / "solutions" / "linkedtoy"), "--out", str(tmp_path / "out"), "--public-only",
+                          "--quiet"], capture_output=True, text=True, timeout=300, cwd=clone)
+    log = (tmp_path / "out" / "linkedtoy" / "runner.log").read_text()
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:] + log
+    results = json.loads((tmp_path / "out" / "linkedtoy" / "results.json").read_text())
+    assert results["score"] == results["extra_data"]["max_score"] == 3, log
+
+
+def test_a_runner_that_ends_without_a_word_leaves_what_the_batch_saw_in_its_log(tmp_path):
+    """A runner that exits (status 1) having printed nothing: its log says so, where it was left empty."""
+
+    class Runners:
+        stopping = False
+        isolation = Isolation("limits")
+
+        def start(self, spec, log):
+            return subprocess.Popen(["false"], stdout=log, stderr=subprocess.STDOUT)
+
+        def finish(self, process):
+            pass
+
+    results = grade_job(Job("silent", REPO / "solutions" / "masking", "masking"), tmp_path / "silent",
+                        runners=Runners())
+    assert results.reason == "the grading process failed (exit status 1)"
+    assert (tmp_path / "silent" / "runner.log").read_text() == (
+        "autograder: the grading process failed (exit status 1), having written nothing here\n")
