@@ -172,6 +172,14 @@ def test_permissions_alone_change_nothing_unasked_and_say_what_to_do(passable, m
     for name in ("solutions", "git", "out", "submission"):
         assert f"chmod go-rwx {paths[name]}" in warning
     assert f"chmod go-rwx {paths['checkout']};" in warning  # the environment lies elsewhere: no one passes through
+    class_ = [tmp_path / f"student-{number:02d}" for number in range(permissions.NAMED + 5)]  # a class: a few named
+    for folder in class_:
+        folder.mkdir(mode=0o755)
+        os.chmod(folder, 0o755)
+    assert permissions.keep_out(Isolation("permissions"), class_) == class_
+    warning = caplog.records[-1].getMessage()
+    assert "(and 5 more)" in warning and str(class_[permissions.NAMED - 1]) in warning
+    assert str(class_[permissions.NAMED]) not in warning
     os.chmod(tmp_path, 0o700)
     assert permissions.keep_out(Isolation("permissions"), [paths["out"]], checkout=paths["checkout"]) == []
 

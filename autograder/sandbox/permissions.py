@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 UIDS_ENV = "AUTOGRADER_UIDS"
 WORLD_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 IPC_RMID = 0
+NAMED = 20  # the paths a warning names (a class's submissions may be hundreds)
 LOCK_DIR = Path("/tmp/autograder-uids")  # one per machine, for every pool, whatever a grading's TMPDIR
 
 log = logging.getLogger("autograder")
@@ -195,10 +196,11 @@ def keep_out(isolation: Isolation, paths: Iterable[Path] = (), checkout: Path | 
     else:
         commands = [f"chmod {'go-rw,go+x' if mode & 0o001 else 'go-rwx'} {shlex.quote(str(path))}"
                     for path, mode in planned.items()]
+        more = f" (and {len(commands) - NAMED} more)" if len(commands) > NAMED else ""
         log.warning("warning: grading as root without namespaces or Landlock, so only file modes keep student code "
-                    "from what the grader holds, and sandbox users can read %s. Make them readable by root only: %s; "
-                    "or grade with --lock-files (AUTOGRADER_LOCK_FILES=1), which does it (docs/security.md)",
-                    ", ".join(map(str, planned)), "; ".join(commands))
+                    "from what the grader holds, and sandbox users can read %s%s. Make them readable by root only: "
+                    "%s%s; or grade with --lock-files (AUTOGRADER_LOCK_FILES=1), which does it (docs/security.md)",
+                    ", ".join(map(str, list(planned)[:NAMED])), more, "; ".join(commands[:NAMED]), more)
     return list(planned)
 
 
