@@ -203,3 +203,10 @@ def test_lock_files_makes_them_root_only_as_before_but_no_environment(passable, 
     monkeypatch.setattr(sys, "prefix", str(holder / "venv"))
     permissions.keep_out(Isolation("permissions"), checkout=holder)
     assert [os.lstat(path).st_mode & 0o7777 for path in (holder, holder / "venv")] == [0o711, 0o755]
+    linked = tmp_path / "linked"  # a checkout whose .venv links to the environment: workers pass through it too
+    linked.mkdir(mode=0o755)
+    os.chmod(linked, 0o755)
+    (linked / ".venv").symlink_to(holder / "venv")
+    monkeypatch.setattr(sys, "prefix", str(linked / ".venv"))
+    permissions.keep_out(Isolation("permissions"), checkout=linked)
+    assert os.lstat(linked).st_mode & 0o7777 == 0o711

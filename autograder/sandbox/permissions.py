@@ -209,19 +209,25 @@ def _lock_plan(paths: Iterable[Path], checkout: Path | None) -> dict[Path, int]:
     virtual environment only passable (the worker's interpreter lies below it)."""
     planned = {}
     if checkout is not None:
-        venv = Path(sys.prefix).resolve()
         for entry in sorted(checkout.iterdir()):
-            if (entry.is_dir() and not entry.is_symlink() and not venv.is_relative_to(entry.resolve())
+            if (entry.is_dir() and not entry.is_symlink() and not _holds_environment(entry)
                     and not (entry / "pyvenv.cfg").exists()):  # an environment: some grading's interpreter
                 planned[entry] = os.lstat(entry).st_mode & 0o7700
         mode = os.lstat(checkout).st_mode & 0o7777
-        planned[checkout] = (mode & ~0o066) | 0o011 if venv.is_relative_to(checkout.resolve()) else mode & ~0o077
+        planned[checkout] = (mode & ~0o066) | 0o011 if _holds_environment(checkout) else mode & ~0o077
     for path in paths:
         with contextlib.suppress(OSError):
             if not os.path.islink(path):
                 planned[Path(path)] = os.lstat(path).st_mode & 0o7700
     return {path: mode for path, mode in planned.items()
             if os.lstat(path).st_mode & 0o7777 != mode and _passable(path.parent)}
+
+
+def _holds_environment(folder: Path) -> bool:
+    """Whether this grading's virtual environment lies in ``folder``, by either name: where it really is, or the name
+    the interpreter knows it by (through a link: a ``.venv`` linked from elsewhere), which its workers reach it by."""
+    names = {Path(os.path.abspath(sys.prefix)), Path(sys.prefix).resolve()}
+    return any(name.is_relative_to(place) for name in names for place in {folder, folder.resolve()})
 
 
 def _passable(folder: Path) -> bool:
