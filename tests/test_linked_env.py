@@ -1,5 +1,5 @@
-"""Grading from an environment or a checkout reached through a symbolic link (issue 35), and a runner that fails
-without a word.
+"""Grading from an environment or a checkout reached through a symbolic link (issue 35), and runners that fail to
+start: each says what went wrong in its log.
 
 A worker in namespaces sees the interpreter's folders bound where they really are; ``sys.prefix`` and ``sys.path`` name
 them as they were reached. Through a link that name led nowhere in the sandbox: whatever the worker imported once
@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -20,9 +21,11 @@ from pathlib import Path
 import pytest
 from conftest import REPO, needs_root
 
+from autograder import forking
 from autograder.authoring import scaffold
 from autograder.batch.discovery import Job
 from autograder.batch.jobs import grade_job
+from autograder.batch.runners import Runners
 from autograder.sandbox.isolation import Isolation
 
 ENVIRONMENT = Path(sys.prefix).resolve()
@@ -120,3 +123,20 @@ def test_a_runner_that_ends_without_a_word_leaves_what_the_batch_saw_in_its_log(
     assert results.reason == "the grading process failed (exit status 1)"
     assert (tmp_path / "silent" / "runner.log").read_text() == (
         "autograder: the grading process failed (exit status 1), having written nothing here\n")
+
+
+def test_a_runner_zygote_that_died_before_its_request_leaves_the_runner_to_start_cold(tmp_path, monkeypatch):
+    """A runner zygote that dies after the batch saw it alive (its imports failed, say): the runner starts as a new
+    interpreter, which says in its log what went wrong (before, the broken pipe brought the whole batch down)."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"], pass_fds=(theirs.fileno(),))
+    theirs.close()
+    dead.wait()
+    runners = Runners(Isolation("limits"))
+    monkeypatch.setattr(runners, "zygote", lambda: forking.Zygote(dead.pid, ours, dead))
+    with runners.stop_on_signals(signals=False), open(tmp_path / "runner.log", "wb") as log:
+        process = runners.start({"assignment": "no-such-assignment", "submission": str(tmp_path), "name": "x"}, log)
+        process.wait(timeout=120)
+        runners.finish(process)
+    assert isinstance(process, subprocess.Popen) and process.returncode != 0
+    assert "no-such-assignment" in (tmp_path / "runner.log").read_text()

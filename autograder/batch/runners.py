@@ -95,7 +95,7 @@ class Runners:
                 try:
                     process = zygote.spawn(self.environment(), [read, log.fileno()], None)
                     os.write(write, payload)
-                except forking.ForkRefused:
+                except (forking.ForkRefused, OSError):  # OSError: the zygote died since it was asked (a broken pipe)
                     process = None
                 finally:
                     os.close(read)
