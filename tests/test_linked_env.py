@@ -27,6 +27,9 @@ from autograder.batch.discovery import Job
 from autograder.batch.jobs import grade_job
 from autograder.batch.runners import Runners
 from autograder.sandbox.isolation import Isolation
+from autograder.worker import confine
+
+pytestmark = pytest.mark.slow  # each test starts interpreters that import torch: make test runs this file early
 
 ENVIRONMENT = Path(sys.prefix).resolve()
 
@@ -47,6 +50,7 @@ from pathlib import Path
 from autograder.grading.proxy import Student
 from autograder.sandbox.config import Limits
 from autograder.sandbox.isolation import Isolation
+from autograder.worker import confine
 student = Student(Path(sys.argv[1]), [{"name": "probe"}], Limits(), Isolation.detect())
 try:
     print(sys.prefix, *student.probe.late_imports())
@@ -67,22 +71,19 @@ def submission():
 
 
 @needs_root
-@pytest.mark.parametrize("linked", ["environment", "checkout"])
-def test_a_worker_imports_through_a_linked_environment_or_checkout(tmp_path, submission, linked):
-    """The interpreter started through a link to the environment, or to the checkout that holds it: the worker, in
-    the mode this machine gives root (namespaces here), imports numpy.random and the standard library through that
-    name. Without the links made again in its root, the worker did not even start (torch is imported once confined)."""
-    if linked == "environment":
-        (tmp_path / "env").symlink_to(ENVIRONMENT)
-        python = tmp_path / "env" / "bin" / "python"
-    else:
-        (tmp_path / "checkout").symlink_to(ENVIRONMENT.parent)
-        python = tmp_path / "checkout" / ENVIRONMENT.name / "bin" / "python"
+def test_a_worker_imports_through_a_linked_checkout_and_environment(tmp_path, submission):
+    """The interpreter started through a linked checkout whose ``.venv`` links to the environment: the worker, in the
+    mode this machine gives root (namespaces here), imports numpy.random and the standard library through that name.
+    Without the links made again in its root, the worker did not even start (torch is imported once confined)."""
+    (tmp_path / "checkout-real").mkdir()
+    (tmp_path / "checkout-real" / ".venv").symlink_to(ENVIRONMENT)
+    (tmp_path / "checkout").symlink_to(tmp_path / "checkout-real")
+    python = tmp_path / "checkout" / ".venv" / "bin" / "python"
     run = subprocess.run([str(python), "-c", ASK, str(submission)], capture_output=True, text=True, timeout=300,
                          env={**os.environ, "AUTOGRADER_COLD": "1"}, cwd=tmp_path)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     prefix, numpy_random, email = run.stdout.split()
-    assert prefix.startswith(str(tmp_path)) and numpy_random.startswith(prefix), run.stdout
+    assert prefix == str(tmp_path / "checkout" / ".venv") and numpy_random.startswith(prefix), run.stdout
     assert email.endswith("email/mime/text.py")
 
 
@@ -140,3 +141,17 @@ def test_a_runner_zygote_that_died_before_its_request_leaves_the_runner_to_start
         runners.finish(process)
     assert isinstance(process, subprocess.Popen) and process.returncode != 0
     assert "no-such-assignment" in (tmp_path / "runner.log").read_text()
+
+
+def test_the_links_on_the_way_are_found_and_a_loop_of_links_ends(tmp_path, monkeypatch):
+    """Every link met resolving the environment's name, a link inside a link's target too; a loop ends."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "venv").symlink_to(ENVIRONMENT)
+    (tmp_path / "home").symlink_to("real")  # relative, as `ln -s real home` makes it
+    monkeypatch.setattr(sys, "prefix", str(tmp_path / "home" / "venv"))
+    found = confine._links()  # with any link on the way to sys.base_prefix on this machine
+    assert found.items() >= {str(tmp_path / "home"): "real", str(tmp_path / "real" / "venv"): str(ENVIRONMENT)}.items()
+    (tmp_path / "a").symlink_to("b")
+    (tmp_path / "b").symlink_to("a")
+    monkeypatch.setattr(sys, "prefix", str(tmp_path / "a" / "venv"))
+    assert confine._links().items() >= {str(tmp_path / "a"): "b", str(tmp_path / "b"): "a"}.items()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import importlib.machinery
 import json
 import os
 import signal
@@ -22,7 +23,7 @@ import time
 from pathlib import Path
 
 from autograder import forking, scratch
-from autograder.course import REPO_ROOT, SECRET_ENV
+from autograder.course import PACKAGE_DIR, REPO_ROOT, SECRET_ENV
 from autograder.sandbox import permissions
 from autograder.sandbox.config import COLD_ENV
 from autograder.sandbox.isolation import Isolation
@@ -162,11 +163,17 @@ class Runners:
 
 
 def harness_path(env: dict[str, str]) -> dict[str, str]:
-    """``PYTHONPATH`` for a runner (its zygote starts in /), with this harness first where the interpreter would not
-    find it there by itself: a runner must import the package this process runs. An environment linked from another
-    checkout installs that checkout's (editable), which ``python -m autograder.cli`` run here does not import: its
-    runners knew none of this checkout's assignments ("unknown assignment"), and a new one graded 0/0."""
-    if str(REPO_ROOT) in {os.path.realpath(path) for path in sys.path[1:] if path}:  # installed: found anyway
+    """``PYTHONPATH`` for a runner, with this harness first where the interpreter would find another by itself: a
+    runner must import the package this process runs. An environment linked from another checkout installs that
+    checkout's (editable), which ``python -m autograder.cli`` run here does not import, but a runner (its zygote starts
+    in /) did: it knew none of this checkout's assignments ("unknown assignment"), and a new one graded 0/0."""
+    found = None
+    for finder in sys.meta_path:  # as the runner imports it: this process's path but its first entry (the folder here)
+        path = sys.path[1:] if finder is importlib.machinery.PathFinder else None
+        found = getattr(finder, "find_spec", lambda *_: None)("autograder", path)
+        if found is not None:
+            break
+    if found is not None and found.origin and Path(found.origin).resolve().parent == PACKAGE_DIR:
         return {}
     return {"PYTHONPATH": os.pathsep.join([str(REPO_ROOT), *filter(None, [env.get("PYTHONPATH")])])}
 

@@ -287,7 +287,9 @@ def _links() -> dict[str, str]:
     """
     links: dict[str, str] = {}
     pending = [os.path.abspath(p) for p in (sys.base_prefix, sys.prefix)]
-    while pending and len(links) < 40:  # the kernel's own limit of links on one path: a loop ends here too
+    for _ in range(40):  # the kernel's own limit of links on one path: a loop of links ends here too
+        if not pending:
+            break
         path = pending.pop()
         parts = path.split("/")[1:]
         for index in range(len(parts)):
