@@ -203,6 +203,9 @@ def test_lock_files_makes_them_root_only_as_before_but_no_environment(passable, 
     monkeypatch.setattr(sys, "prefix", str(holder / "venv"))
     permissions.keep_out(Isolation("permissions"), checkout=holder)
     assert [os.lstat(path).st_mode & 0o7777 for path in (holder, holder / "venv")] == [0o711, 0o755]
+    site = holder / "venv" / "site-packages"  # the harness installed in the environment: its folders are packages
+    (site / "torch").mkdir(parents=True)
+    assert permissions.keep_out(Isolation("permissions"), checkout=site) == []
     linked = tmp_path / "linked"  # a checkout whose .venv links to the environment: workers pass through it too
     linked.mkdir(mode=0o755)
     os.chmod(linked, 0o755)

@@ -208,6 +208,8 @@ def _lock_plan(paths: Iterable[Path], checkout: Path | None) -> dict[Path, int]:
     """The mode each path a sandbox uid can reach and read must get: a folder root-only, the checkout that holds the
     virtual environment only passable (the worker's interpreter lies below it)."""
     planned = {}
+    if checkout is not None and checkout.resolve().is_relative_to(Path(sys.prefix).resolve()):
+        checkout = None  # the harness installed in the environment (site-packages): no checkout, nothing of its own
     if checkout is not None:
         for entry in sorted(checkout.iterdir()):
             if (entry.is_dir() and not entry.is_symlink() and not _holds_environment(entry)
