@@ -22,6 +22,7 @@ from rich.markdown import Markdown
 from autograder import course, sinks
 from autograder.results import STOPPED, Status
 from autograder.sandbox import zygote as worker_zygote
+from autograder.sandbox.config import LOCK_ENV
 
 log = logging.getLogger("autograder")
 
@@ -130,6 +131,12 @@ def build_parser() -> argparse.ArgumentParser:
                           help="grade the hidden tests again under N fresh secrets (default 2; make test uses 1)")
     add_engine_arguments(validate)
 
+    for grading in (check, grade, validate):
+        grading.add_argument("--lock-files", action="store_true",
+                             help="as root without namespaces or Landlock: make the checkout's folders, the results "
+                                  "and the submissions readable by root only (AUTOGRADER_LOCK_FILES=1; otherwise a "
+                                  "warning says what to change; docs/security.md)")
+
     new = command("new", "instructors: scaffold a new assignment (docs/authoring.md)",
                   "autograder new softmax")
     new.add_argument("name", help="its name, a lower-case Python identifier (the module students write)")
@@ -146,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(options, "address", None) and options.engine != "ray":
         parser.error("--address is the Ray cluster's: add --engine ray")
     logging.basicConfig(level=logging.INFO, handlers=[sinks.log_handler()])
+    if getattr(options, "lock_files", False):  # read where files are locked: the batch, its runners, a check
+        os.environ[LOCK_ENV] = "1"
     handler = getattr(options, "handler", COMMANDS.get(options.command))
     if options.command in INSTRUCTOR_COMMANDS:
         if importlib.util.find_spec("autograder.instructor") is None:

@@ -152,6 +152,7 @@ def graded(request, tmp_path_factory) -> Graded:
     try:
         with pytest.MonkeyPatch.context() as patch, private_tmp() as scratch:
             patch.setenv("AUTOGRADER_NAMESPACES", MODES[mode])
+            patch.setenv("AUTOGRADER_LOCK_FILES", "1")  # where permissions are all there is (no Landlock), they hold
             patch.setenv("AUTOGRADER_SECRET", secret)
             Isolation.detect.cache_clear()
             assert Isolation.detect().mode == mode

@@ -72,6 +72,8 @@ def grade_job(job: Job, out_dir: Path, *, public_only: bool = False, oracle: str
     if not problem and process.returncode != 0:
         problem = ("the grader was stopped" if runners.stopping
                    else f"the grading process failed (exit status {process.returncode})")
+    if problem:
+        _log_end(out_dir / "runner.log", problem)
     results = read_results(results_file)
     if results is None and runners.stopping:  # stopped before it listed its tests: not graded at all
         trees.remove(out_dir)
@@ -80,6 +82,14 @@ def grade_job(job: Job, out_dir: Path, *, public_only: bool = False, oracle: str
         results = completed(results, job, problem or "no results were written")
         results.write(out_dir)
     return results
+
+
+def _log_end(log: Path, problem: str) -> None:
+    """Say at the end of a runner's log what the batch saw of it: a runner that ended before it could print (killed,
+    or an interpreter that failed as it started) left the log empty, where the feedback sends staff to look."""
+    with contextlib.suppress(OSError), open(log, "a") as handle:
+        silent = handle.tell() == 0
+        handle.write(f"autograder: {problem}" + (", having written nothing here" if silent else "") + "\n")
 
 
 def not_graded(job: Job, out_dir: Path, problem: str = "") -> Results:

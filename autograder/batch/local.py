@@ -30,10 +30,7 @@ def grade_all(jobs: list[Job], out: Path, *, workers: int = 1, public_only: bool
     become_subreaper()
     out.mkdir(parents=True, exist_ok=True)
     isolation = Isolation.detect()
-    if isolation.privileged:
-        permissions.protect_checkout(REPO_ROOT)
-        for path in (out, *(job.source for job in jobs)):
-            permissions.protect(path)
+    permissions.keep_out(isolation, [out, *(job.source for job in jobs)], checkout=REPO_ROOT)
     if isolation.mode == "permissions":  # one at a time (``permissions.graded_alone``): no thread waits for its turn
         workers = 1
     bar = progress_bar(len(jobs), progress)

@@ -94,8 +94,7 @@ def grade_task(fields: dict, packed: tuple[str, bytes], options: dict) -> dict[s
     (``submission.pack``) and ``options`` ``grade_job``'s keywords plus ``side_by_side``; returns every file the
     grading wrote, by path relative to its results folder."""
     isolation = Isolation.detect()
-    if isolation.privileged:
-        permissions.protect_checkout(REPO_ROOT)
+    permissions.keep_out(isolation, checkout=REPO_ROOT)
     with scratch.folder("task") as temp:  # mode 0700: the grader's alone
         out_dir = temp / "out"
         job = Job(**fields, source=unpack(*packed, temp / "source"))
@@ -114,8 +113,7 @@ def grade_all(jobs: list[Job], out: Path, *, workers: int = 1, public_only: bool
     job into ``out/<name>/``; return the results in job order. ``workers`` is the cluster's to decide, not ours."""
     ray = connect(address)
     out.mkdir(parents=True, exist_ok=True)
-    if Isolation.detect().privileged:
-        permissions.protect(out)
+    permissions.keep_out(Isolation.detect(), [out])
     gpus = ray.cluster_resources().get("GPU", 0) > 0
     remote = ray.remote(grade_task)
     bar = progress_bar(len(jobs), progress)

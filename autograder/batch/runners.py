@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import importlib.machinery
 import json
 import os
 import signal
@@ -22,7 +23,7 @@ import time
 from pathlib import Path
 
 from autograder import forking, scratch
-from autograder.course import SECRET_ENV
+from autograder.course import PACKAGE_DIR, REPO_ROOT, SECRET_ENV
 from autograder.sandbox import permissions
 from autograder.sandbox.config import COLD_ENV
 from autograder.sandbox.isolation import Isolation
@@ -57,6 +58,7 @@ class Runners:
         """The runners' environment: the term's secret is not in it (it travels in the job, on stdin)."""
         env = {name: value for name, value in os.environ.items() if name != SECRET_ENV}
         env["TMPDIR"] = str(self.scratch)
+        env.update(harness_path(env))
         env.update(self.isolation.environment())  # the runners need not probe again
         if self.side_by_side:
             env["OMP_WAIT_POLICY"] = "PASSIVE"
@@ -94,7 +96,7 @@ class Runners:
                 try:
                     process = zygote.spawn(self.environment(), [read, log.fileno()], None)
                     os.write(write, payload)
-                except forking.ForkRefused:
+                except (forking.ForkRefused, OSError):  # OSError: the zygote died since it was asked (a broken pipe)
                     process = None
                 finally:
                     os.close(read)
@@ -158,6 +160,22 @@ class Runners:
             reap_children(before | {zygote.pid for zygote in ZYGOTES.values()}, STOP_GRACE_SECONDS)
             if self.scratch is not None:
                 scratch.remove(self.scratch)
+
+
+def harness_path(env: dict[str, str]) -> dict[str, str]:
+    """``PYTHONPATH`` for a runner, with this harness first where the interpreter would find another by itself: a
+    runner must import the package this process runs. An environment linked from another checkout installs that
+    checkout's (editable), which ``python -m autograder.cli`` run here does not import, but a runner (its zygote starts
+    in /) did: it knew none of this checkout's assignments ("unknown assignment"), and a new one graded 0/0."""
+    found = None
+    for finder in sys.meta_path:  # as the runner imports it: this process's path but its first entry (the folder here)
+        path = sys.path[1:] if finder is importlib.machinery.PathFinder else None
+        found = getattr(finder, "find_spec", lambda *_: None)("autograder", path)
+        if found is not None:
+            break
+    if found is not None and found.origin and Path(found.origin).resolve().parent == PACKAGE_DIR:
+        return {}
+    return {"PYTHONPATH": os.pathsep.join([str(REPO_ROOT), *filter(None, [env.get("PYTHONPATH")])])}
 
 
 ZYGOTES: dict[tuple, forking.Zygote] = {}  # the runner zygotes, by (side by side, isolation mode, Landlock ABI)

@@ -80,11 +80,10 @@ def grade_one(assignment: course.Assignment, source: Path, out_dir: Path | None,
     results.extra_data["device"] = grading_device()
     set_threads(assignment.limits.threads)
     isolation = Isolation.detect()
-    if isolation.privileged:
-        permissions.protect_checkout(REPO_ROOT)
+    permissions.keep_out(isolation, checkout=REPO_ROOT)
     workdir = scratch.make("run")
     broken, root, violations = None, None, {}
-    # Until grading began: the process's start, its workers' zygote forked, the checkout protected.
+    # Until grading began: the process's start, its workers' zygote forked, the checkout kept out of their reach.
     phases = {"startup": time.time() - (requested or psutil.Process().create_time())}
     mark = time.monotonic()
     try:

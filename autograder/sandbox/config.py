@@ -9,6 +9,7 @@ COLD_ENV = "AUTOGRADER_COLD"  # "1": start every runner and worker as a new inte
 NAMESPACES_ENV = "AUTOGRADER_NAMESPACES"  # "0": no namespaces; "1": a probe found them
 LANDLOCK_ENV = "AUTOGRADER_LANDLOCK"  # "0": no Landlock layer; N: a probe found Landlock ABI N
 SECCOMP_ENV = "AUTOGRADER_SECCOMP"  # "0": no system-call filter; "1": the grader found libseccomp
+LOCK_ENV = "AUTOGRADER_LOCK_FILES"  # "1": as root without namespaces or Landlock, make what the grader holds root-only
 PROBE = -1  # Isolation.landlock while it is being probed: apply what the kernel offers and say what
 
 

@@ -7,10 +7,10 @@ the sweep makes sure that nothing passes from one submission to the next even wh
 61000-61511 unless ``AUTOGRADER_UIDS`` names another range (``first-last``): graders on one machine with disjoint
 ranges never lease, sweep or count each other's uids (make test runs its isolation tests beside the others that way).
 
-What the grader holds is kept from every sandbox uid by mode bits, whether or not namespaces also hide it, so that
-each layer is enough alone: the checkout's folders other than the virtual environment (``protect_checkout``: the
-solutions, the hidden suites, the mutants, ``.git`` and anything added later), results folders and submission
-sources (``protect``) are readable by root only.
+What the grader holds (the checkout's folders other than its virtual environments: the solutions, the hidden suites,
+the mutants, ``.git`` and anything added later; results folders and submission sources) is kept from every sandbox uid
+by namespaces or Landlock where the machine has either; where it has neither, by mode bits, which grading changes
+only when told to (``keep_out``: the instructor's and the students' files are theirs).
 """
 
 from __future__ import annotations
@@ -20,17 +20,25 @@ import ctypes
 import fcntl
 import logging
 import os
+import shlex
 import stat
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autograder import forking, trees
+from autograder.sandbox.config import LOCK_ENV
+
+if TYPE_CHECKING:
+    from autograder.sandbox.isolation import Isolation
 
 UIDS_ENV = "AUTOGRADER_UIDS"
 WORLD_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 IPC_RMID = 0
+NAMED = 20  # the paths a warning names (a class's submissions may be hundreds)
 LOCK_DIR = Path("/tmp/autograder-uids")  # one per machine, for every pool, whatever a grading's TMPDIR
 
 log = logging.getLogger("autograder")
@@ -165,37 +173,68 @@ def _remove_ipc(uid: int) -> None:
                     remove(int(fields[ident]))
 
 
-def protect_checkout(checkout: Path) -> list[str]:
-    """Make the checkout's folders readable by root only, except the one holding the virtual environment (the
-    worker's interpreter needs it): returns the folders changed. The checkout itself keeps only its search bit."""
+def keep_out(isolation: Isolation, paths: Iterable[Path] = (), checkout: Path | None = None) -> list[Path]:
+    """Keep what the grader holds from sandbox uids: ``paths`` (a results folder, submissions' sources) and the
+    checkout's folders but its virtual environments (the solutions, the hidden suites, the mutants, ``.git``). Returns
+    those a sandbox uid could read.
 
-    venv = Path(sys.prefix).resolve()
-    changed = []
-    for entry in sorted(checkout.iterdir()):
-        if entry.is_dir() and not entry.is_symlink() and not venv.is_relative_to(entry.resolve()):
-            if protect(entry):
-                changed.append(entry.name)
-    inside = venv.is_relative_to(checkout)
-    mode = checkout.stat().st_mode & 0o7777
-    wanted = (mode & ~0o066) | 0o011 if inside else mode & ~0o077
-    if mode != wanted:
-        os.chmod(checkout, wanted)
-    if changed:
-        log.info("grading as root: made %s in %s readable by root only (sandbox users must not read them)",
-                 ", ".join(changed), checkout)
-    return changed
+    Nothing changes where a layer already hides them: namespaces (workers see none of them) or Landlock (an allow-list
+    that leaves them out), and without root nothing runs as a sandbox uid. Where neither can (root without namespaces
+    or Landlock), their modes are changed only when told to (``--lock-files``, ``AUTOGRADER_LOCK_FILES=1``); else a
+    warning names each and says how. Grading once made the instructor's folders and a second environment in the
+    checkout root-only unasked, which broke later gradings from that environment."""
+    if not isolation.privileged or isolation.mode == "namespaces" or isolation.landlock:
+        return []
+    planned = _lock_plan(paths, checkout)
+    if not planned:
+        return []
+    if os.environ.get(LOCK_ENV) == "1":
+        for path, mode in planned.items():
+            os.chmod(path, mode)
+        log.info("grading as root without namespaces or Landlock (--lock-files): made %s readable by root only",
+                 ", ".join(map(str, planned)))
+    else:
+        commands = [f"chmod {'go-rw,go+x' if mode & 0o001 else 'go-rwx'} {shlex.quote(str(path))}"
+                    for path, mode in planned.items()]
+        more = f" (and {len(commands) - NAMED} more)" if len(commands) > NAMED else ""
+        log.warning("warning: grading as root without namespaces or Landlock, so only file modes keep student code "
+                    "from what the grader holds, and sandbox users can read %s%s. Make them readable by root only: "
+                    "%s%s; or grade with --lock-files (AUTOGRADER_LOCK_FILES=1), which does it (docs/security.md)",
+                    ", ".join(map(str, list(planned)[:NAMED])), more, "; ".join(commands[:NAMED]), more)
+    return list(planned)
 
 
-def protect(path: Path) -> bool:
-    """Remove group and other permissions from ``path`` (not following a link); whether anything changed."""
-    try:
-        mode = os.lstat(path).st_mode
-    except OSError:
-        return False
-    if os.path.islink(path) or not mode & 0o077:
-        return False
-    os.chmod(path, mode & 0o7700)
-    return True
+def _lock_plan(paths: Iterable[Path], checkout: Path | None) -> dict[Path, int]:
+    """The mode each path a sandbox uid can reach and read must get: a folder root-only, the checkout that holds the
+    virtual environment only passable (the worker's interpreter lies below it)."""
+    planned = {}
+    if checkout is not None and checkout.resolve().is_relative_to(Path(sys.prefix).resolve()):
+        checkout = None  # the harness installed in the environment (site-packages): no checkout, nothing of its own
+    if checkout is not None:
+        for entry in sorted(checkout.iterdir()):
+            if (entry.is_dir() and not entry.is_symlink() and not _holds_environment(entry)
+                    and not (entry / "pyvenv.cfg").exists()):  # an environment: some grading's interpreter
+                planned[entry] = os.lstat(entry).st_mode & 0o7700
+        mode = os.lstat(checkout).st_mode & 0o7777
+        planned[checkout] = (mode & ~0o066) | 0o011 if _holds_environment(checkout) else mode & ~0o077
+    for path in paths:
+        with contextlib.suppress(OSError):
+            if not os.path.islink(path):
+                planned[Path(path)] = os.lstat(path).st_mode & 0o7700
+    return {path: mode for path, mode in planned.items()
+            if os.lstat(path).st_mode & 0o7777 != mode and _passable(path.parent)}
+
+
+def _holds_environment(folder: Path) -> bool:
+    """Whether this grading's virtual environment lies in ``folder``, by either name: where it really is, or the name
+    the interpreter knows it by (through a link: a ``.venv`` linked from elsewhere), which its workers reach it by."""
+    names = {Path(os.path.abspath(sys.prefix)), Path(sys.prefix).resolve()}
+    return any(name.is_relative_to(place) for name in names for place in {folder, folder.resolve()})
+
+
+def _passable(folder: Path) -> bool:
+    """Whether any user may pass through ``folder`` and every folder above it (o+x): to reach what lies in it."""
+    return all(os.stat(above).st_mode & stat.S_IXOTH for above in [folder, *folder.parents])
 
 
 def hand_over(root: Path, uid: int) -> None:

@@ -42,6 +42,8 @@ if ! getent passwd @STUDENT_UID@ >/dev/null; then
         --shell /usr/sbin/nologin autograder-student
 fi
 
+# What student code must not read, made root-only once: the grader changes no mode itself, and this container may
+# have neither namespaces nor Landlock to hide it (docs/security.md, What grading changes on disk).
 chmod 700 "$SOURCE"
 chmod 755 /autograder/run_autograder 2>/dev/null || true
 

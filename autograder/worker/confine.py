@@ -169,6 +169,10 @@ def _namespaces(plan: dict, requests: int, replies: int) -> dict:
             os.symlink(os.readlink(f"/{name}"), f"{root}/{name}")
         elif os.path.isdir(f"/{name}"):
             _bind(f"/{name}", f"{root}/{name}")
+    for link, target in _links().items():  # the names the interpreter knows its folders by lead where they lead here
+        if not os.path.lexists(root + link):
+            os.makedirs(os.path.dirname(root + link), exist_ok=True)
+            os.symlink(target, root + link)
     _bind(plan["workdir"], root + MOUNTED_AT, writable=True)
     os.makedirs(f"{root}/proc")
     _mount("proc", f"{root}/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
@@ -271,6 +275,31 @@ def _readable() -> list[str]:
     """The read-only paths: the system's, the interpreter's and the virtual environment's (outermost first)."""
     paths = sorted({os.path.realpath(p) for p in (*SYSTEM, sys.base_prefix, sys.prefix) if os.path.exists(p)})
     return [p for p in paths if not any(p.startswith(q.rstrip("/") + "/") for q in paths if q != p)]
+
+
+def _links() -> dict[str, str]:
+    """Every symbolic link met on the way to the interpreter's folders as this process names them, with its target.
+
+    The sandbox's root binds those folders where they really are (``_readable``), but ``sys.prefix`` and every path
+    on ``sys.path`` name the virtual environment as it was reached: through a link (a ``.venv`` linked to another
+    environment, a home folder or shared disk linked into place), that name led nowhere in the sandbox, and whatever
+    the worker imported after it was confined (``numpy.random``) was "No module named" there, blamed on the student.
+    """
+    links: dict[str, str] = {}
+    pending = [os.path.abspath(p) for p in (sys.base_prefix, sys.prefix)]
+    for _ in range(40):  # the kernel's own limit of links on one path: a loop of links ends here too
+        if not pending:
+            break
+        path = pending.pop()
+        parts = path.split("/")[1:]
+        for index in range(len(parts)):
+            walked = "/" + "/".join(parts[:index + 1])
+            if os.path.islink(walked):
+                links[walked] = os.readlink(walked)
+                pending.append(os.path.normpath(os.path.join(os.path.dirname(walked), links[walked],
+                                                             *parts[index + 1:])))
+                break
+    return links
 
 
 def _devices(root: str, shm_mb: int) -> None:
