@@ -25,7 +25,7 @@ import tempfile
 from dataclasses import dataclass, replace
 
 from autograder import scratch
-from autograder.sandbox import cgroups
+from autograder.sandbox import cgroups, memorywatch
 from autograder.sandbox.config import LANDLOCK_ENV, LINUX_ENV, NAMESPACES_ENV, PROBE, SECCOMP_ENV, Limits, linux
 from autograder.sandbox.process import Sandbox, SandboxError
 
@@ -134,8 +134,9 @@ class Isolation:
                     "no parent-death signal (prctl, Linux's): a worker left by a killed check ends at its CPU-time "
                     "limit",
                     "no memory limit by the kernel (RLIMIT_AS and RLIMIT_DATA hold on Linux alone): the worker's "
-                    "memory is watched from outside every 0.1 s",
-                    "no warm starts (pidfds and /proc, Linux's): each worker is a new interpreter"]
+                    f"memory is watched from outside every {memorywatch.POLL_SECONDS:g} s",
+                    "no /proc or pidfds (Linux's): each worker is a new interpreter (no warm starts), and the disk "
+                    "watch does not count files removed but held open"]
         lines = []
         if self.mode != "namespaces":
             lines.append("no namespaces" + ("" if self.privileged else " or own uid (not root)") + ": files other "

@@ -364,7 +364,7 @@ def bound_memory(plan: dict) -> dict[str, int]:
     if not gpu_devices():
         limits["RLIMIT_AS"] = held["VmSize"] + allowed
     for name, value in limits.items():
-        resource.setrlimit(getattr(resource, name), (value, value))
+        limits[name] = _lower(getattr(resource, name), value)
     return limits
 
 
@@ -389,8 +389,19 @@ def _set_limits(limits: dict) -> None:
               resource.RLIMIT_FSIZE: limits["file_size_mb"] * mb, resource.RLIMIT_NOFILE: limits["open_files"],
               resource.RLIMIT_CORE: 0, resource.RLIMIT_NPROC: limits["processes"]}
     for which, value in values.items():
-        resource.setrlimit(which, (int(value), int(value)))
+        _lower(which, int(value))
     resource.setrlimit(resource.RLIMIT_DATA, (resource.getrlimit(resource.RLIMIT_DATA)[1],) * 2)
+
+
+def _lower(which: int, value: int) -> int:
+    """Set limit ``which`` to ``value``, soft and hard, or to the hard limit already there where that is lower (an
+    unprivileged process may not raise it: macOS caps the processes of a user below what a worker may be given);
+    returns the limit set."""
+    hard = resource.getrlimit(which)[1]
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    resource.setrlimit(which, (value, value))
+    return value
 
 
 def _drop_privileges(uid: int) -> None:
