@@ -138,8 +138,10 @@ class Sandbox:
         if self.group is not None:
             with contextlib.suppress(OSError):  # refused: the group keeps memory_mb in all, stricter
                 self.group.allow_more(((self.limits.memory_mb + cgroups.HEADROOM_MB) << 20) + self._private())
-        with contextlib.suppress(OSError, AttributeError):  # a worker that dies is seen at once, whatever it left
-            self._exited = os.pidfd_open(self.pid)                # holding its pipe (Linux; elsewhere at its end)
+        # A worker that dies is seen at once, whatever it left holding its pipe (a pidfd: Linux's; elsewhere, the
+        # pipe's end).
+        with contextlib.suppress(OSError, AttributeError):
+            self._exited = os.pidfd_open(self.pid)
         self.disk = diskwatch.Watch([self.root, self.private / "tmp"], self.limits.tmp_mb, self._stop_for,
                                     self._processes)
         if not self.isolation.linux:

@@ -53,8 +53,10 @@ what the process holds then:
   which counts the shared mappings and stacks the first misses) may each grow by ``memory_mb``, per process;
 - a Linux machine with NVIDIA's devices: the private writable memory alone (CUDA reserves address space as it makes
   its contexts, later), so anonymous shared memory is left to the control group;
-- where the grader made a control group (as root, ``plan["cgroups"]``), all the worker's processes together hold at
-  most ``memory_mb`` of memory charged to them (pages they touch, tmpfs files they write), besides the above;
+- where the grader made a control group (as root, ``plan["cgroups"]``), all the worker's processes together, besides
+  the above: the memory charged to them (pages they touch, tmpfs files they write) may grow by ``memory_mb`` over what
+  the group held when the worker was ready, plus the worker's private memory then, so that one process alone meets its
+  own limit first (``autograder.sandbox.cgroups``);
 - without Linux's layers (macOS, whose ``RLIMIT_AS`` is not enforced; ``plan["linux"]`` false): no limit here; the
   grader reads the resident memory of the worker and its processes from outside and stops them past ``memory_mb``
   over what it held when ready (``autograder.sandbox.memorywatch``).
