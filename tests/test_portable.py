@@ -7,7 +7,7 @@ One process checks two submissions: the masking reference (full marks), and a wr
 whose ``lecture_causal_candidate`` loops forever once and whose ``padding_mask`` hoards memory once (a marker file in
 its folder says it did). The wrong one loses points, the loop is stopped by the test's time limit and the hog by the
 grader's memory watch (``autograder.sandbox.memorywatch``), each with the message a student gets on Linux; ``check``
-says in one line each which layers it went without.
+says in one line each which layers it went without. Every other command's isolation ignores the switch.
 """
 
 from __future__ import annotations
@@ -134,3 +134,30 @@ def test_the_grader_went_without_what_the_system_lacks(checked):
     refused = checked["refused"]
     assert "/proc/self/task" in refused["check"] and "prctl" in refused["check"], refused
     assert not {what for what in refused["worker"] if what == "prctl" or what.startswith("/proc")}, refused
+
+
+def test_only_check_reads_the_switch(monkeypatch):
+    """``AUTOGRADER_LINUX=0`` weakens nothing but a student's ``check``: the isolation every other command detects
+    keeps Linux's layers (told what a batch found, so no probe runs)."""
+    from autograder.sandbox import cgroups
+    from autograder.sandbox.config import LANDLOCK_ENV, LINUX_ENV, NAMESPACES_ENV, SECCOMP_ENV
+    from autograder.sandbox.isolation import Isolation
+
+    for name, value in {LINUX_ENV: "0", NAMESPACES_ENV: "1", LANDLOCK_ENV: "6", SECCOMP_ENV: "1",
+                        cgroups.ENV: "memory"}.items():
+        monkeypatch.setenv(name, value)
+    found = Isolation.detect.__wrapped__(Isolation)
+    assert found.linux
+    if os.geteuid() == 0:
+        assert found == Isolation("namespaces", landlock=6, seccomp=True, cgroups=("memory",))
+        assert found.skipped() == []
+
+
+def test_each_missing_layer_is_one_line():
+    from autograder.sandbox.isolation import Isolation
+
+    assert Isolation("namespaces", landlock=6, seccomp=True, cgroups=("memory", "pids")).skipped() == []
+    lines = Isolation("limits").skipped()
+    assert [line.split(" (")[0].split(":")[0] for line in lines] == [
+        "no namespaces or own uid", "no Landlock", "no system-call filter", "no control groups"]
+    assert len(Isolation.portable().skipped()) == 5
