@@ -4,7 +4,7 @@ the kernel allows them, ``permissions`` as root where it does not (Docker's defa
 probe: a worker started only to confine itself (``_probe``), whose handshake says what held.
 
 Each layer is used where the system has it, and where it does not, ``skipped`` says so in one line (``check`` prints
-them, and every results file holds them in its isolation note):
+them; every results file's isolation note, ``note``, says the same in its words):
 
 - Linux's own layers: namespaces and an own uid (as root), Landlock (the kernel's), the system-call filter
   (libseccomp), control groups (a writable hierarchy, as root), a parent-death signal and no new privileges
