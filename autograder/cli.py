@@ -21,6 +21,7 @@ from rich.markdown import Markdown
 
 from autograder import course, sinks
 from autograder.results import STOPPED, Status
+from autograder.sandbox import config as sandbox_config
 from autograder.sandbox import zygote as worker_zygote
 from autograder.sandbox.config import LOCK_ENV
 
@@ -186,9 +187,12 @@ def cmd_check(options) -> int:
     # The toml only (nothing hidden), then the workers' zygote first: it imports torch on the other core while this
     # process imports the runner, and pyplot only for notebooks, which may plot.
     assignment = course.load(options.assignment)
-    worker_zygote.start(plots=bool(assignment.notebooks))
+    portable = sandbox_config.without_linux_asked()  # a test aid: the path of systems without Linux's layers
+    if not portable:
+        worker_zygote.start(plots=bool(assignment.notebooks))
     from autograder import handin
     from autograder.grading.runner import grade_one
+    from autograder.sandbox.isolation import Isolation
 
     folder = options.folder.resolve()
     if not folder.is_dir():
@@ -201,7 +205,10 @@ def cmd_check(options) -> int:
     except handin.HandInError as exc:
         log.error("error: %s", exc)
         return 2
-    results = grade_one(assignment, folder, None, name=folder.name, public_only=True)
+    isolation = Isolation.portable() if portable else Isolation.detect()
+    for line in isolation.skipped():
+        log.info("sandbox: %s", line)
+    results = grade_one(assignment, folder, None, name=folder.name, public_only=True, isolation=isolation)
     if results.status is Status.INCOMPLETE and results.reason == STOPPED:
         raise KeyboardInterrupt
     if results.status is Status.NOT_GRADED:

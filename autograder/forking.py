@@ -315,6 +315,9 @@ def await_exit(pid: int, timeout: float) -> None:
         fd = os.pidfd_open(pid)
     except OSError:  # gone already (or reaped)
         return
+    except AttributeError:  # no pidfds (not Linux): the caller polls, as it reaps
+        time.sleep(min(timeout, 0.01))
+        return
     try:
         select.select([fd], [], [], timeout)
     finally:

@@ -2,8 +2,8 @@
 every worker's first CUDA call failed (error 304, `cudaGetDeviceCount`) and correct submissions lost their runtime
 tests' points. ``confine.gpu_devices`` stands for NVIDIA's device files here.
 
-- The memory limit (``confine.memory_limit``): the address space on a CPU machine; on a GPU machine the writable
-  memory, since CUDA reserves address space far beyond any memory limit when it starts.
+- The memory limit: on a GPU machine the writable memory alone, since CUDA reserves address space far beyond any
+  memory limit when it starts (tests/test_memory_limit.py).
 - Landlock's allow-list lets the worker write under /proc on a GPU machine: CUDA names its threads there.
 
 Each case confines a fresh interpreter (neither can be undone), then tries what CUDA does."""
@@ -20,27 +20,6 @@ import pytest
 from autograder.sandbox.isolation import _kernel_landlock
 
 GPU = ["/dev/nvidia0", "/dev/nvidiactl", "/dev/nvidia-uvm"]
-
-# 1 GiB for memory_mb; an address-space reservation like CUDA's (8 GiB, no access: PROT_NONE); then 1.5 GiB written.
-MEMORY = """
-import json, mmap, resource
-from autograder.worker import confine
-confine.gpu_devices = lambda: {devices!r}
-confine._set_limits({{"memory_mb": 1024, "cpu_seconds": 60, "file_size_mb": 64, "open_files": 256,
-                     "processes": 4096}})
-answers = {{"as": resource.getrlimit(resource.RLIMIT_AS)[0], "data": resource.getrlimit(resource.RLIMIT_DATA)[0]}}
-try:
-    mmap.mmap(-1, 8 << 30, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, prot=0).close()
-    answers["reserved"] = True
-except OSError:
-    answers["reserved"] = False
-try:
-    block = bytearray(1536 << 20)
-    answers["written"] = True
-except MemoryError:
-    answers["written"] = False
-print(json.dumps(answers))
-"""
 
 # The allow-list enforced on this process, then another thread named as CUDA names its own: glibc's
 # pthread_setname_np of a thread other than the caller writes /proc/PID/task/TID/comm (0, or the error number).
@@ -66,19 +45,6 @@ def _run(code: str, devices: list[str]) -> dict:
     run = subprocess.run([sys.executable, "-c", code.format(devices=devices)], capture_output=True, text=True,
                          check=True, timeout=60)
     return json.loads(run.stdout)
-
-
-def test_a_cpu_machine_bounds_the_address_space():
-    answers = _run(MEMORY, [])
-    assert answers["as"] == 1 << 30 and not answers["reserved"] and not answers["written"]
-    assert answers["data"] == 1 << 30, "the grader's own ceiling (autograder.ceilings) must not be the worker's"
-
-
-def test_a_gpu_machine_bounds_written_memory_and_leaves_cuda_its_reservations():
-    answers = _run(MEMORY, GPU)
-    assert answers["data"] == 1 << 30 and answers["as"] == -1  # RLIM_INFINITY: the address space is not bounded
-    assert answers["reserved"], "a PROT_NONE reservation, as CUDA makes when it starts, must succeed"
-    assert not answers["written"], "memory written beyond memory_mb must still fail"
 
 
 @pytest.mark.skipif(not _kernel_landlock(), reason="this kernel has no Landlock")

@@ -65,21 +65,24 @@ class Stopped(KeyboardInterrupt):
 def grade_one(assignment: course.Assignment, source: Path, out_dir: Path | None, *, name: str,
               public_only: bool = False, hidden_only: bool = False, oracle_mode: str = "auto",
               secret: str | None = None, record_to: Path | None = None, skip_tags: tuple[str, ...] | list[str] = (),
-              requested: float | None = None, shared: Path | None = None) -> Results:
+              requested: float | None = None, shared: Path | None = None,
+              isolation: Isolation | None = None) -> Results:
     """Grade ``source`` against ``assignment``'s suite; write into ``out_dir`` when given. ``requested``: when (epoch
     seconds) the batch started this runner, for the start-up phase (default: when this process began). ``shared``:
-    the batch's folder of known mistakes' values (``autograder.grading.oracle``).
+    the batch's folder of known mistakes' values (``autograder.grading.oracle``). ``isolation``: the workers'
+    confinement where the caller chose it (``check`` without Linux's layers), else ``Isolation.detect``'s.
 
     Tests tagged with one of ``skip_tags`` (e.g. "retraining") are not run and carry no points; the
     results' output lists them.
     """
     started = time.monotonic()
     become_subreaper()
-    worker_zygote.start()
+    if isolation is None or isolation.linux:
+        worker_zygote.start()
     results = Results(assignment=assignment.name, submission=name)
     results.extra_data["device"] = grading_device()
     set_threads(assignment.limits.threads)
-    isolation = Isolation.detect()
+    isolation = isolation or Isolation.detect()
     permissions.keep_out(isolation, checkout=REPO_ROOT)
     workdir = scratch.make("run")
     broken, root, violations = None, None, {}

@@ -7,7 +7,15 @@ in sessions of their own (so the kernel's autogroups did not pool them) slowed t
 times. Measured 2026-11-26, the first in a memory cgroup of 4 GB standing for a machine. So, as root where a cgroup
 hierarchy is writable, each worker gets a group of its own (``Group``): ``memory`` holds all its processes together
 to its ``memory_mb`` (the kernel kills inside the group, never outside it; files it writes to a tmpfs count too),
-``pids`` to its ``processes``, and ``cpu`` gives the group one share, however many processes it runs. The worker
+``pids`` to its ``processes``, and ``cpu`` gives the group one share, however many processes it runs. Like the
+worker's own limits (``autograder.worker.confine.bound_memory``), ``memory_mb`` is what the submission adds: once the
+worker is ready its group's limit becomes what the group holds then (a worker started cold has imported torch in it)
+plus ``memory_mb``, the worker's private memory then and ``HEADROOM_MB`` (``Group.allow_more``, from
+``autograder.sandbox.process``). A forked worker shares its zygote's pages until it writes them, and each page it
+copies then is charged to its group though its own limits counted it already; so one process that grows alone meets
+its own limit first, an allocation error that it may catch and the student reads as such (as before the limits were
+relative), and the group's kill is for what its processes take together: at most ``memory_mb`` more than they held,
+plus what the worker held. The worker
 joins its group itself, first thing and while still root (``confine``); nothing it starts can leave (moving a process
 takes write access to a root-owned ``cgroup.procs``), and workers score highest for the OOM killer anyway, so that
 on a machine short of memory the kernel picks student code before the grader.
@@ -35,6 +43,7 @@ from pathlib import Path
 CONTROLLERS = ("memory", "pids", "cpu")
 ENV = "AUTOGRADER_CGROUPS"  # "0": no control groups; "memory,pids,cpu": the ones the grader found usable
 UNIFIED_TOP = "autograder"  # the folder at the unified hierarchy's root that holds the groups
+HEADROOM_MB = 64  # the kernel's own charges beside a process's pages (page tables: 4 MB per 2 GB), over memory_mb
 NAME = re.compile(r"autograder-(\d+)-(\d+|probe)")
 _counter = itertools.count()
 
@@ -86,6 +95,15 @@ class Group:
             group.remove()
             raise
         return group
+
+    def allow_more(self, added: int) -> None:
+        """Set the group's memory limit to what it holds now plus ``added`` bytes (module docstring); OSError where the
+        hierarchy refuses, and the limit ``make`` set stays."""
+        folder = self.folders.get("memory")
+        if folder is not None:
+            version_1 = (folder / "memory.usage_in_bytes").exists()
+            held = int((folder / ("memory.usage_in_bytes" if version_1 else "memory.current")).read_text())
+            _limit(folder, "memory", held + added)
 
     def procs(self) -> list[str]:
         """The ``cgroup.procs`` files a worker writes itself into (``confine``), one per folder."""
@@ -146,10 +164,13 @@ def _limit(folder: Path, controller: str, value: int) -> None:
     """Set a group's limit: memory (bytes, and no swap beyond it) or processes; the cpu controller's default share."""
     if controller == "memory":
         version_1 = (folder / "memory.limit_in_bytes").exists()
-        (folder / ("memory.limit_in_bytes" if version_1 else "memory.max")).write_text(str(value))
+        memory = folder / ("memory.limit_in_bytes" if version_1 else "memory.max")
         swap = folder / ("memory.memsw.limit_in_bytes" if version_1 else "memory.swap.max")
-        if swap.exists():
-            swap.write_text(str(value) if version_1 else "0")
+        writes = [(memory, str(value))] + ([(swap, str(value) if version_1 else "0")] if swap.exists() else [])
+        if version_1 and int(memory.read_text()) < value:  # version 1 keeps memory below memory+swap: raise that first
+            writes.reverse()
+        for path, text in writes:
+            path.write_text(text)
     elif controller == "pids":
         (folder / "pids.max").write_text(str(value))
 

@@ -1,7 +1,21 @@
 """How workers are confined here, decided once per grading process (``Isolation.detect``): ``namespaces`` as root where
 the kernel allows them, ``permissions`` as root where it does not (Docker's default profile, as on Gradescope), or
 ``limits`` without root; ``autograder.worker.confine`` says what each mode gives. As root the decision comes from a
-probe: a worker started only to confine itself (``_probe``), whose handshake says what held."""
+probe: a worker started only to confine itself (``_probe``), whose handshake says what held.
+
+Each layer is used where the system has it, and where it does not, ``skipped`` says so in one line (``check`` prints
+them; every results file's isolation note, ``note``, says the same in its words):
+
+- Linux's own layers: namespaces and an own uid (as root), Landlock (the kernel's), the system-call filter
+  (libseccomp), control groups (a writable hierarchy, as root), a parent-death signal and no new privileges
+  (``prctl``), the OOM killer's score and the readings of ``/proc``, warm starts (forks of a zygote: pidfds,
+  ``/proc``), and memory bounded by resource limits (``confine.bound_memory``).
+- Elsewhere (macOS: ``Isolation.portable``), none of them: a worker is a new interpreter with the resource limits every
+  POSIX system enforces (CPU time, file size, open files, processes), a wall-clock limit per call, the disk watch, and
+  its memory watched from outside (``autograder.sandbox.memorywatch``: macOS does not enforce ``RLIMIT_AS`` and its
+  malloc maps what ``RLIMIT_DATA`` does not count). ``AUTOGRADER_LINUX=0`` gives a student's ``check`` this path on
+  Linux (``config.without_linux_asked``: a test aid, which ``tests/test_portable.py`` grades with).
+"""
 
 from __future__ import annotations
 
@@ -11,8 +25,8 @@ import tempfile
 from dataclasses import dataclass, replace
 
 from autograder import scratch
-from autograder.sandbox import cgroups
-from autograder.sandbox.config import LANDLOCK_ENV, NAMESPACES_ENV, PROBE, SECCOMP_ENV, Limits
+from autograder.sandbox import cgroups, memorywatch
+from autograder.sandbox.config import LANDLOCK_ENV, LINUX_ENV, NAMESPACES_ENV, PROBE, SECCOMP_ENV, Limits, linux
 from autograder.sandbox.process import Sandbox, SandboxError
 
 ALONE = ("; one submission is graded at a time on this machine, for two side by side would share /dev/shm and System V "
@@ -25,20 +39,31 @@ class Isolation:
     of the allow-list every worker then enforces in any mode (0: none); ``seccomp``, whether every worker filters its
     system calls (``autograder.worker.confine``); ``cgroups``, the controllers of each worker's control group
     (``autograder.sandbox.cgroups``); ``problem`` says why student code cannot run at all (an interpreter the sandbox
-    uids cannot read, or a temporary folder they cannot pass through, in ``permissions`` mode)."""
+    uids cannot read, or a temporary folder they cannot pass through, in ``permissions`` mode); ``linux``, whether
+    Linux's own layers are used (the module docstring; ``portable`` without them)."""
 
     mode: str = "limits"
     problem: str = ""
     landlock: int = 0
     seccomp: bool = False
     cgroups: tuple[str, ...] = ()
+    linux: bool = True
+
+    @classmethod
+    def portable(cls) -> Isolation:
+        """The confinement of a system without Linux's layers (macOS), and of ``check`` under ``AUTOGRADER_LINUX=0``:
+        resource limits, time limits, the disk watch and the memory watch (module docstring)."""
+        return cls("limits", linux=False)
 
     @classmethod
     @functools.cache
     def detect(cls) -> Isolation:
         """The confinement (``_confinement``), the system-call filter wherever libseccomp is found, unless
         ``AUTOGRADER_SECCOMP=0`` (no probe: a worker that cannot load it fails to start), and control groups as root
-        where a hierarchy is writable, unless ``AUTOGRADER_CGROUPS=0`` (a runner is told which the batch found)."""
+        where a hierarchy is writable, unless ``AUTOGRADER_CGROUPS=0`` (a runner is told which the batch found); on a
+        system other than Linux, ``portable``."""
+        if not linux():
+            return cls.portable()
         setting = os.environ.get(SECCOMP_ENV)
         confinement = cls._confinement()
         groups = os.environ.get(cgroups.ENV)
@@ -94,7 +119,36 @@ class Isolation:
         return self.mode != "limits"
 
     def note(self) -> str:
+        if not self.linux:
+            return "; ".join(self.skipped())
         return self._confinement_note() + self._filter_note() + self._groups_note()
+
+    def skipped(self) -> list[str]:
+        """One line for each layer this system lacks, saying what grading goes on without (module docstring)."""
+        if not self.linux:
+            why = "not Linux" if not linux() else f"{LINUX_ENV}=0"
+            return [f"{why}: student code runs as your user, with resource limits (CPU time, file size, open files, "
+                    "processes) and time limits",
+                    "no namespaces, own uid, Landlock, system-call filter or control groups (Linux's): your files, "
+                    "network and processes are reachable",
+                    "no parent-death signal (prctl, Linux's): a worker left by a killed check ends at its CPU-time "
+                    "limit",
+                    "no memory limit by the kernel (RLIMIT_AS and RLIMIT_DATA hold on Linux alone): the worker's "
+                    f"memory is watched from outside every {memorywatch.POLL_SECONDS:g} s",
+                    "no /proc or pidfds (Linux's): each worker is a new interpreter (no warm starts), and the disk "
+                    "watch does not count files removed but held open"]
+        lines = []
+        if self.mode != "namespaces":
+            lines.append("no namespaces" + ("" if self.privileged else " or own uid (not root)") + ": files other "
+                         "users can read, and the machine's /dev/shm and System V IPC, are reachable")
+        if not self.landlock:
+            lines.append("no Landlock (the kernel lacks it, or AUTOGRADER_LANDLOCK=0): no allow-list of files")
+        if not self.seccomp:
+            lines.append("no system-call filter (libseccomp not found, or AUTOGRADER_SECCOMP=0)")
+        if not self.cgroups:
+            lines.append("no control groups (not root, no writable cgroup hierarchy, or AUTOGRADER_CGROUPS=0): "
+                         "memory and CPU time are limited per process")
+        return lines
 
     def _filter_note(self) -> str:
         if self.seccomp:

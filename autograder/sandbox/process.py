@@ -8,7 +8,12 @@ included, is its first message on the requests pipe.
 Stopping a worker kills the process the grader started, the worker it forked (PID 1 of its namespace: everything it
 started dies with it), every process of its uid (all of its control group's, ``autograder.sandbox.cgroups``), and, for
 the grading process is a child subreaper, any descendant a student's double fork re-parented to it; the worker itself
-dies with the grading process (a parent-death signal)."""
+dies with the grading process (a parent-death signal).
+
+Without Linux's layers (``Isolation.portable``: macOS, or ``check`` under ``AUTOGRADER_LINUX=0``) a worker is always a
+new interpreter (warm starts fork a zygote, which takes pidfds and ``/proc``), its memory is watched from outside
+(``autograder.sandbox.memorywatch``), stopping it kills the processes it started by name (psutil) before it, for no
+subreaper collects them, and a worker that dies is seen when its pipe closes (no pidfd)."""
 
 from __future__ import annotations
 
@@ -23,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autograder import forking, protocol, scratch
-from autograder.sandbox import cgroups, diskwatch, permissions
+from autograder.sandbox import cgroups, diskwatch, memorywatch, permissions
 from autograder.sandbox import zygote as workers
 from autograder.sandbox.capture import OutputCapture
 from autograder.sandbox.config import Limits
@@ -80,7 +85,8 @@ class Sandbox:
         self.lease: permissions.UidLease | None = None
         self.group: cgroups.Group | None = None
         self.disk: diskwatch.Watch | None = None
-        self.stopped_for = ""  # why the disk watch stopped the worker
+        self.memory: memorywatch.Watch | None = None  # without Linux's layers only
+        self.stopped_for = ""  # why the disk watch (or the memory watch) stopped the worker
         self.private: Path | None = None
         self.worker_pid: int | None = None
         self.elders: set[int] = set()
@@ -112,7 +118,8 @@ class Sandbox:
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         try:
-            self.process = self._fork(req_r, rep_w) if workers.ZYGOTE is not None and not self.spec["probe"] else None
+            warm = workers.ZYGOTE is not None and not self.spec["probe"] and self.isolation.linux
+            self.process = self._fork(req_r, rep_w) if warm else None
         except forking.ForkRefused:
             self.process = None
         if self.process is None:
@@ -128,10 +135,26 @@ class Sandbox:
         self._requests, self._replies = req_w, rep_r
         self.capture = OutputCapture(self.process.stdout, self.limits.output_bytes)
         self._handshake()
-        with contextlib.suppress(OSError):  # a worker that dies is seen at once, whatever it left holding its pipe
+        if self.group is not None:
+            with contextlib.suppress(OSError):  # refused: the group keeps memory_mb in all, stricter
+                self.group.allow_more(((self.limits.memory_mb + cgroups.HEADROOM_MB) << 20) + self._private())
+        # A worker that dies is seen at once, whatever it left holding its pipe (a pidfd: Linux's; elsewhere, the
+        # pipe's end).
+        with contextlib.suppress(OSError, AttributeError):
             self._exited = os.pidfd_open(self.pid)
-        self.disk = diskwatch.Watch([self.root, self.private / "tmp"], self.limits.tmp_mb, self._stop_writing,
+        self.disk = diskwatch.Watch([self.root, self.private / "tmp"], self.limits.tmp_mb, self._stop_for,
                                     self._processes)
+        if not self.isolation.linux:
+            self.memory = memorywatch.Watch(self.pid, self.limits.memory_mb, self._stop_for)
+
+    def _private(self) -> int:
+        """The worker's private memory when it was ready, in bytes: its data limit less ``memory_mb`` (the handshake's,
+        sent before any student file ran); 0 where it set none."""
+        try:
+            private = int(self.answer.get("memory", {}).get("RLIMIT_DATA", 0)) - (self.limits.memory_mb << 20)
+        except (AttributeError, TypeError, ValueError):
+            return 0
+        return min(max(private, 0), 1 << 40)
 
     def _processes(self) -> list[int]:
         """The worker's processes: its control group's, else its uid's (orphans included), else its descendants."""
@@ -146,8 +169,9 @@ class Sandbox:
             return [worker.pid, *(child.pid for child in worker.children(recursive=True))]
         return []
 
-    def _stop_writing(self, reason: str) -> None:
-        """The disk watch's ``stop``, in its thread: kill the worker and what it started (``kill`` collects them)."""
+    def _stop_for(self, reason: str) -> None:
+        """The disk watch's and the memory watch's ``stop``, in its thread: kill the worker and what it started
+        (``kill`` collects them)."""
         self.stopped_for = reason
         self._kill_processes()
         if self.lease is not None:
@@ -177,7 +201,7 @@ class Sandbox:
         return {"mode": self.isolation.mode, "uid": self.lease.uid if self.lease else None,
                 "landlock": self.isolation.landlock, "seccomp": self.isolation.seccomp,
                 "cgroups": self.group.procs() if self.group else [],
-                "init": self._forked_into_namespace(),
+                "init": self._forked_into_namespace(), "linux": self.isolation.linux,
                 "workdir": str(self.root), "tmpdir": str(self.private / "tmp"),
                 "rootfs": str(self.private / "rootfs"), "tmp_mb": self.limits.tmp_mb, "limits": limits}
 
@@ -261,8 +285,7 @@ class Sandbox:
     def _cause(self) -> str:
         """Why the worker died, where the grader knows: its control group's memory, or the disk watch."""
         if self.group is not None and self.group.oom_kills() > 0:
-            return (f"the process running your code, or one it started, was killed for memory: all of its processes "
-                    f"together may use at most {self.limits.memory_mb} MB")
+            return memorywatch.killed_for_memory(self.limits.memory_mb)
         return self.stopped_for
 
     def output_tail(self, limit: int = 2000) -> str:
@@ -274,9 +297,10 @@ class Sandbox:
         """Kill the worker and everything it started."""
         if self.process is None:
             return
-        if self.disk is not None:
-            self.disk.close()
-            self.disk = None
+        for watch in (self.disk, self.memory):
+            if watch is not None:
+                watch.close()
+        self.disk = self.memory = None
         self._kill_processes()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=10)
@@ -293,8 +317,10 @@ class Sandbox:
         self._requests = self._replies = self._exited = -1
 
     def _kill_processes(self) -> None:
-        """SIGKILL the worker and its process group (the uid's processes: ``lease.kill_all``)."""
-        for pid in {self.worker_pid, self.process.pid} - {None}:
+        """SIGKILL the worker and its process group (the uid's processes: ``lease.kill_all``); without Linux's layers
+        what it started first, found while they are still its descendants."""
+        started = [] if self.isolation.linux else self._processes()
+        for pid in [*started, *({self.worker_pid, self.process.pid} - {None})]:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError, PermissionError):

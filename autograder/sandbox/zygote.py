@@ -12,7 +12,7 @@ import signal
 import socket
 
 from autograder import forking
-from autograder.sandbox.config import COLD_ENV, NAMESPACES_ENV
+from autograder.sandbox.config import COLD_ENV, NAMESPACES_ENV, linux
 from autograder.sandbox.reaping import LIVE, become_subreaper
 
 ZYGOTE: forking.Zygote | None = None  # this process's worker zygote (``start``), where workers are forked
@@ -21,10 +21,11 @@ ZYGOTE: forking.Zygote | None = None  # this process's worker zygote (``start``)
 def start(plots: bool = True) -> forking.Zygote | None:
     """Fork this process's worker zygote (``autograder.forking``), once: call it first thing, before reading a job or
     loading anything hidden, since every worker is a copy of the zygote's memory. None where workers start cold:
-    ``AUTOGRADER_COLD=1`` (to compare), or a process that already runs a second thread (``forking.fork_ready``).
+    ``AUTOGRADER_COLD=1`` (to compare), a process that already runs a second thread (``forking.fork_ready``), or a
+    system other than Linux (a zygote's children take pidfds, ``prctl`` and ``/proc``: ``Isolation.portable``).
     ``plots``: whether its workers get pyplot ready made (``autograder.worker.zygote``)."""
     global ZYGOTE
-    if ZYGOTE is not None or os.environ.get(COLD_ENV) == "1":
+    if ZYGOTE is not None or os.environ.get(COLD_ENV) == "1" or not linux():
         return ZYGOTE
     try:
         forking.fork_ready()

@@ -1,11 +1,12 @@
 """``python -m autograder.worker``: read the spec, confine, set the traps, then serve until the grader hangs up.
 
-``run`` is the same for a worker forked from a warm zygote (``autograder.worker.zygote``). The handshake on the
-reply pipe: ``{"pid": N}`` (the worker as the grader sees it), then ``{"ready": true}`` once
-the worker is confined and can import the submission, or ``{"ready": false, "error": ...}`` when the sandbox could
-not be set up (a grader problem). A probe (``spec["probe"]``) stops after the handshake and reports what of the
-interpreter the confined worker cannot read, which of its own folders it cannot use, and the Landlock ABI it enforced
-(0: none, or one that did not work).
+``run`` is the same for a worker forked from a warm zygote (``autograder.worker.zygote``). The handshake on the reply
+pipe: ``{"pid": N}`` (the worker as the grader sees it), then ``{"ready": true}`` once the worker is confined and can
+import the submission (with ``cuda``, whether it can use the GPU, and ``memory``, the limits ``confine.bound_memory``
+set: both found before any student file runs, so the grader may believe them), or ``{"ready": false, "error": ...}``
+when the sandbox could not be set up (a grader problem). A probe (``spec["probe"]``) stops after the handshake and
+reports what of the interpreter the confined worker cannot read, which of its own folders it cannot use, and the
+Landlock ABI it enforced (0: none, or one that did not work).
 """
 
 from __future__ import annotations
@@ -56,7 +57,12 @@ def run(requests: int, replies: int) -> None:
     traps = Traps(list(spec.get("forbidden", [])))
     sys.path.insert(0, view["cwd"])  # only now: no file of the submission can run before the traps are set
     worker = Worker(spec["modules"], traps, view["cwd"])
-    protocol.write_frame(replies, {"ready": True, "cuda": cuda})
+    try:
+        bounds = confine.bound_memory(spec["confine"])  # last: what its own imports hold is not the submission's
+    except OSError as exc:
+        protocol.write_frame(replies, {"ready": False, "error": f"could not bound the worker's memory: {exc}"})
+        os._exit(70)
+    protocol.write_frame(replies, {"ready": True, "cuda": cuda, "memory": bounds})
     while True:
         try:
             request, blobs = protocol.read_frame(requests)

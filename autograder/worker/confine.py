@@ -43,6 +43,24 @@ submission sees (the hidden tests' inputs) off the machine, or to a submission g
 open: namespaces give it an IPC namespace of its own, and without them the grader
 removes what a uid left when its worker stops (as it does its files in /tmp and /dev/shm).
 
+Memory (``memory_mb`` in an assignment's ``[limits]``) bounds what the submission adds to the worker, never what the
+worker's own imports hold: a limit on the whole process counted torch's build against the submission, and the CUDA
+build (what ``pip install torch`` gives on Linux) maps 3.2 GB of address space at import, so a correct submission
+could allocate nothing under 2 GB (issue 34). So the limits wait for those imports (``bound_memory``) and are set over
+what the process holds then:
+
+- a Linux machine without a GPU: its private writable memory (``RLIMIT_DATA``) and its address space (``RLIMIT_AS``,
+  which counts the shared mappings and stacks the first misses) may each grow by ``memory_mb``, per process;
+- a Linux machine with NVIDIA's devices: the private writable memory alone (CUDA reserves address space as it makes
+  its contexts, later), so anonymous shared memory is left to the control group;
+- where the grader made a control group (as root, ``plan["cgroups"]``), all the worker's processes together, besides
+  the above: the memory charged to them (pages they touch, tmpfs files they write) may grow by ``memory_mb`` over what
+  the group held when the worker was ready, plus the worker's private memory then, so that one process alone meets its
+  own limit first (``autograder.sandbox.cgroups``);
+- without Linux's layers (macOS, whose ``RLIMIT_AS`` is not enforced; ``plan["linux"]`` false): no limit here; the
+  grader reads the resident memory of the worker and its processes from outside and stops them past ``memory_mb``
+  over what it held when ready (``autograder.sandbox.memorywatch``).
+
 Why a few system calls here rather than bubblewrap: bubblewrap (which also adds start-up time to every program it
 runs) confines a new program it starts, while the grader confines a worker that already runs (for warm
 grading, a forked copy of a process that has imported torch); only calls made in that process can do that.
@@ -101,9 +119,13 @@ class ConfineError(Exception):
 def apply(plan: dict, requests: int, replies: int) -> dict:
     """Confine this process as ``plan`` says; returns ``{"cwd", "tmp"}``, the working folder and TMPDIR as the
     confined worker sees them. Exactly one ``{"pid": N}`` frame reaches ``replies`` first: the worker's pid as the
-    grader sees it (for reading its memory from outside), or None where it is the process the grader started."""
-    _prctl(forking.PR_SET_PDEATHSIG, signal.SIGKILL)
-    _join(plan.get("cgroups", []))
+    grader sees it (for reading its memory from outside), or None where it is the process the grader started.
+    Without Linux's layers (``plan["linux"]`` false: ``limits`` mode, no Landlock, filter or groups) it calls no
+    ``prctl`` and reads nothing in ``/proc``: the resource limits every POSIX system has, and umask."""
+    linux = plan["linux"]
+    if linux:
+        _prctl(forking.PR_SET_PDEATHSIG, signal.SIGKILL)
+        _join(plan.get("cgroups", []))
     mode = plan["mode"]
     if mode == "namespaces":
         view = _namespaces(plan, requests, replies)
@@ -116,8 +138,9 @@ def apply(plan: dict, requests: int, replies: int) -> dict:
     _set_limits(plan["limits"])
     if plan.get("uid") is not None:
         _drop_privileges(int(plan["uid"]))
-    _prctl(PR_SET_NO_NEW_PRIVS, 1)
-    _prctl(forking.PR_SET_PDEATHSIG, signal.SIGKILL)  # changing the uid cleared it
+    if linux:
+        _prctl(PR_SET_NO_NEW_PRIVS, 1)
+        _prctl(forking.PR_SET_PDEATHSIG, signal.SIGKILL)  # changing the uid cleared it
     view["landlock"] = _enforce(ruleset, landlock)
     if plan.get("seccomp"):
         _filter_calls()
@@ -342,25 +365,74 @@ def gpu_devices() -> list[str]:
     return sorted(glob.glob("/dev/nvidia*"))
 
 
-def memory_limit() -> int:
-    """What ``memory_mb`` bounds in each process: its address space, or on a machine with an NVIDIA GPU its writable
-    memory. CUDA reserves far more address space than a GPU grader's memory when it starts (on an H100 a worker
-    under ``RLIMIT_AS`` could not use the GPU: ``cudaGetDeviceCount`` failed with error 304, and a started worker's
-    ``import torch`` of the CUDA build ran out of address space); ``RLIMIT_DATA`` does not count such reservations
-    nor code, but does count every private writable mapping. It misses anonymous shared mappings, which the worker's
-    control group counts where there is one (``autograder.sandbox.cgroups``; docs/security.md)."""
-    return resource.RLIMIT_DATA if gpu_devices() else resource.RLIMIT_AS
+def bound_memory(plan: dict) -> dict[str, int]:
+    """Bound what the submission may add to this process's memory: ``memory_mb`` over what the worker holds once its
+    own imports are done (torch, the harness, and on a GPU machine CUDA's start), called after them and before any
+    student file runs; returns the limits set, in bytes, by name ({} where there are none to set).
+
+    What each limit counts, and why each is relative (the module docstring of ``autograder.sandbox.memorywatch`` says
+    what bounds memory where these do not hold):
+
+    - ``RLIMIT_DATA``: private writable memory (heap, malloc's arenas, tensors; not code, files mapped read-only nor
+      address space only reserved). The worker's own is counted before, so a build that brings more does not eat the
+      submission's share.
+    - ``RLIMIT_AS`` (not on a GPU machine): every mapping, shared ones and thread stacks included, which
+      ``RLIMIT_DATA`` misses. Importing torch maps 0.64 GB of address space for the CPU build and 3.2 GB for the CUDA
+      build (what ``pip install torch`` gives on Linux, GPU or not): an absolute limit of 2 GB refused every
+      allocation of a correct submission on a student's laptop (issue 34), while a reservation made before this call
+      costs the submission nothing now. On a GPU machine CUDA reserves address space as it creates its contexts,
+      after this call (on an H100 ``cudaGetDeviceCount`` failed with error 304 under ``RLIMIT_AS``), so there the
+      control group, where there is one, counts what ``RLIMIT_DATA`` misses (``autograder.sandbox.cgroups``).
+
+    Both are set soft and hard: no process of the worker may raise them again. Where the plan says the system lacks
+    Linux's layers (``plan["linux"]`` false: macOS, whose ``RLIMIT_AS`` is not enforced and whose malloc maps memory
+    ``RLIMIT_DATA`` does not count), none is set: the grader watches the worker's memory from outside instead."""
+    if not plan["linux"]:
+        return {}
+    allowed = int(plan["limits"]["memory_mb"]) << 20
+    held = _held()
+    limits = {"RLIMIT_DATA": held["VmData"] + allowed}
+    if not gpu_devices():
+        limits["RLIMIT_AS"] = held["VmSize"] + allowed
+    for name, value in limits.items():
+        limits[name] = _lower(getattr(resource, name), value)
+    return limits
+
+
+def _held() -> dict[str, int]:
+    """This process's address space (``VmSize``, what ``RLIMIT_AS`` compares with) and private writable memory
+    (``VmData``, what ``RLIMIT_DATA`` compares with), in bytes: the kernel's own counters."""
+    held = {}
+    with open("/proc/self/status") as status:
+        for line in status:
+            name, _, value = line.partition(":")
+            if name in ("VmSize", "VmData"):
+                held[name] = int(value.split()[0]) << 10
+    return held
 
 
 def _set_limits(limits: dict) -> None:
+    """Every limit but memory's, which waits for the worker's own imports (``bound_memory``); and the grader's own data
+    ceiling (``autograder.ceilings``, a soft limit inherited from the runner) lifted until then: it is not the
+    worker's."""
     mb = 1 << 20
-    # RLIMIT_DATA always: the grader's own ceiling (autograder.ceilings), inherited, must not bound the worker's.
-    values = {resource.RLIMIT_DATA: limits["memory_mb"] * mb, memory_limit(): limits["memory_mb"] * mb,
-              resource.RLIMIT_CPU: limits["cpu_seconds"],
+    values = {resource.RLIMIT_CPU: limits["cpu_seconds"],
               resource.RLIMIT_FSIZE: limits["file_size_mb"] * mb, resource.RLIMIT_NOFILE: limits["open_files"],
               resource.RLIMIT_CORE: 0, resource.RLIMIT_NPROC: limits["processes"]}
     for which, value in values.items():
-        resource.setrlimit(which, (int(value), int(value)))
+        _lower(which, int(value))
+    resource.setrlimit(resource.RLIMIT_DATA, (resource.getrlimit(resource.RLIMIT_DATA)[1],) * 2)
+
+
+def _lower(which: int, value: int) -> int:
+    """Set limit ``which`` to ``value``, soft and hard, or to the hard limit already there where that is lower (an
+    unprivileged process may not raise it: macOS caps the processes of a user below what a worker may be given);
+    returns the limit set."""
+    hard = resource.getrlimit(which)[1]
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    resource.setrlimit(which, (value, value))
+    return value
 
 
 def _drop_privileges(uid: int) -> None:
