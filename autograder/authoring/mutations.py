@@ -2,7 +2,8 @@
 
 The hand-written catalogue (``tests/mutants/``) holds the mistakes its authors thought of; these operators make the
 small slips nobody listed, one at a time, in every line a student writes (inside the solution markers,
-``markers.solution_line_numbers``), in ``.py`` files and in notebook code cells alike:
+``markers.solution_line_numbers``; never inside an f-string, a message's text), in ``.py`` files and in notebook code
+cells alike:
 
 - ``dim``: an axis moved (``dim=-1`` to ``-2``, ``transpose(-2, -1)`` to ``transpose(-3, -1)``, ``softmax(x, 1)``);
 - ``slice``: a bound or an index off by one (``x[:, :-1]`` to ``x[:, :-2]``, ``x[0]`` to ``x[1]``);
@@ -191,8 +192,10 @@ def _candidates(tree: ast.Module, lines: set[int], operators) -> Iterator[tuple[
     signed = {id(node.operand) for node in ast.walk(tree) if isinstance(node, ast.UnaryOp) and id(node) in
               axis | index | bound and _integer(node) is not None}
     marks = Marks(axis, index, bound, signed)
+    # what an f-string formats is a message's text: a change there changes no value a test could grade
+    messages = {id(inner) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for inner in ast.walk(node)}
     for node in ast.walk(tree):
-        if getattr(node, "lineno", None) not in lines:
+        if getattr(node, "lineno", None) not in lines or id(node) in messages:
             continue
         for operator in operators:
             for replacement in _OPERATORS[operator](node, marks):
