@@ -82,6 +82,23 @@ def test_two_mistakes_with_the_same_output_are_not_named():
     assert _named((torch.full((3,), 2.0), expected)) == "no scaling"
 
 
+def test_a_passed_comparison_tells_two_alike_mistakes_apart():
+    """Two mistakes give the same failed output (x4' after a swap), but only one of them also gives the weights the
+    student got right: that one is named. ``recognise`` of an ungraded output that matches the reference does the
+    same."""
+    weights = Expected(torch.ones(2), [("weights stay", torch.zeros(2)), ("output unswapped", torch.ones(2))])
+    after = Expected(torch.ones(3), [("weights stay", torch.zeros(3)), ("output unswapped", torch.zeros(3))])
+    grading.start_test()
+    assert_close(torch.ones(2), weights)
+    message(lambda: assert_close(torch.zeros(3), after))
+    assert grading.named_mistake() == "output unswapped"
+    grading.start_test()
+    grading.recognise(torch.ones(2), weights)
+    message(lambda: assert_close(torch.zeros(3), after))
+    assert grading.named_mistake() == "output unswapped"
+    assert _named((torch.zeros(3), after)) is None  # without the passed comparison, no name
+
+
 def test_a_value_near_the_reference_matches_no_mistake_near_it_too():
     """A loose tolerance must not let a value a little off the reference "match" a mistake a little off too: the
     value must be much nearer to the mistake than the mistake is to the reference."""

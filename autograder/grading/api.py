@@ -87,21 +87,40 @@ def assert_tensor(value: Any, what: str, *, shape: tuple | None = None, dtype: t
 
 
 _FAILED: list[list[str]] = []  # per failed comparison of the current test: the known mistakes it matched
+_PASSED: list[tuple[Any, Expected, Any, Any]] = []  # its passed comparisons with an Expected, and tolerances
 # How much nearer a student's value must be to a known mistake's than that mistake is to the reference's, for the
 # value to match the mistake: a value a little off the reference never "matches" a mistake that is a little off too.
 NAMING_MARGIN = 0.25
 
 
 def start_test() -> None:
-    """Forget the failed comparisons of the previous test."""
+    """Forget the comparisons of the previous test."""
     _FAILED.clear()
+    _PASSED.clear()
 
 
 def matched_mistakes(excluded: frozenset[str] = frozenset()) -> list[str]:
-    """The known mistakes (but ``excluded``) that every failed comparison of this test matched, in their order."""
+    """The known mistakes (but ``excluded``) that every failed comparison of this test matched, in their order; where
+    several did, only those whose values also match the student's on the comparisons the test passed (the swapped
+    weights of one mistake tell it from another whose output after the swap is the same)."""
     if not _FAILED:
         return []
-    return [d for d in dict.fromkeys(_FAILED[0]) if d not in excluded and all(d in m for m in _FAILED[1:])]
+    common = [d for d in dict.fromkeys(_FAILED[0]) if d not in excluded and all(d in m for m in _FAILED[1:])]
+    if len(common) > 1:  # the passed comparisons' mistakes' values are computed only here, where they can decide
+        common = [d for d in common if all(_consistent(d, *passed) for passed in _PASSED)]
+    return common
+
+
+def _consistent(description: str, got: Any, expected: Expected, rtol, atol) -> bool:
+    """Whether the known mistake ``description`` gives ``got`` (within the tolerance) where the student's output
+    matched the reference's; True where the mistake gives no value there."""
+    for known, value in expected.variants():
+        if known == description:
+            try:
+                _compare(got, value, "", rtol, atol)
+            except Exception:  # noqa: BLE001 - a value it cannot be compared with is not the student's
+                return False
+    return True
 
 
 def carried_mistake(file: str, origin: str, text: str) -> str:
@@ -134,13 +153,22 @@ def assert_close(got: Any, expected: Any, what: str = "the output", *, rtol: flo
         if isinstance(expected, Expected):
             _FAILED.append(_matching(got, expected, rtol, atol))
         raise
+    if isinstance(expected, Expected):
+        _PASSED.append((got, expected, rtol, atol))
 
 
 def recognise(got: Any, expected: Expected, *, rtol: float | None = None, atol: float | None = None) -> None:
-    """Note which known mistakes ``got`` matches, as a failed ``assert_close`` does, for a check that failed on a
-    property rather than on the reference's value (a dropout mask, a sampler's statistics): the property decides the
-    points, since a correct answer may differ from the reference's, and this only lets the feedback name a mistake."""
-    _FAILED.append(_matching(got, expected, rtol, atol))
+    """Note which known mistakes ``got`` matches, as a failed ``assert_close`` does, without grading it: for a check
+    that failed on a property rather than on the reference's value (a dropout mask, a sampler's statistics), where a
+    correct answer may differ from the reference's; or for an output the test does not grade but that tells mistakes
+    apart (the student's apply_rope, under a plot that calls it). Where ``got`` matches the reference's value, it
+    counts as a passed comparison: the mistakes whose value differs there are not the student's."""
+    try:
+        _compare(got, expected.value, "", rtol, atol)
+    except Exception:  # noqa: BLE001 - whatever it is, it is not the reference's value
+        _FAILED.append(_matching(got, expected, rtol, atol))
+    else:
+        _PASSED.append((got, expected, rtol, atol))
 
 
 def _compare(got: Any, wanted: Any, what: str, rtol, atol) -> None:
