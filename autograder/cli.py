@@ -130,6 +130,12 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--out", type=Path, help="keep the graded results here")
     validate.add_argument("--fresh-secrets", type=int, metavar="N",
                           help="grade the hidden tests again under N fresh secrets (default 2; make test uses 1)")
+    validate.add_argument("--mutate", action="store_true",
+                          help="instead: grade generated mutants of solutions/ (axis, slice, dropped call, ...) and "
+                               "list those no test kills (docs/authoring.md#mutation-testing)")
+    validate.add_argument("--limit", type=int, metavar="N", help="--mutate: a sample of N mutants per assignment")
+    validate.add_argument("--function", action="append", default=[], metavar="NAME",
+                          help="--mutate: only mutants in this function (repeatable; CausalSelfAttention.forward)")
     add_engine_arguments(validate)
 
     for grading in (check, grade, validate):

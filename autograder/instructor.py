@@ -7,6 +7,7 @@ would otherwise load torch (the build) and matplotlib (the report) before its fi
 
 from __future__ import annotations
 
+import contextlib
 import logging
 
 from autograder import ceilings, course, scratch, sinks, trees
@@ -140,6 +141,8 @@ def validate(options) -> int:
     if options.fresh_secrets is not None:
         where["fresh"] = options.fresh_secrets
     try:
+        if options.mutate:
+            return _mutate(names, options, where)
         if options.out is not None:
             return 0 if checks.validate(names, options.out, options.jobs, **where) else 1
         with scratch.folder("validate") as temp:
@@ -147,6 +150,22 @@ def validate(options) -> int:
     except EngineError as exc:
         log.error("error: %s", exc)
         return 2
+
+
+def _mutate(names: list[str], options, where: dict) -> int:
+    """``validate --mutate``: grade generated mutants, print the table and every survivor not recorded as equivalent."""
+    from autograder.authoring import mutation_testing
+
+    with contextlib.ExitStack() as stack:
+        out = options.out or stack.enter_context(scratch.folder("mutate"))
+        outcomes = mutation_testing.run(names, out, options.jobs, limit=options.limit,
+                                        functions=tuple(options.function), engine=where["engine"],
+                                        address=where["address"])
+    print(mutation_testing.summary(outcomes))
+    problems = [problem for outcome in outcomes for problem in outcome.problems]
+    for problem in problems:
+        log.error("%s", problem)
+    return 1 if problems else 0
 
 
 def build(options) -> int:

@@ -61,9 +61,8 @@ def _named(*comparisons) -> str | None:
 
 
 def test_a_mistake_is_named_only_when_every_failed_comparison_matches_it():
-    expected = Expected(torch.ones(3), [("no scaling", torch.full((3,), 2.0)), ("wrong axis", torch.zeros(3)),
-                                        ("zeroed", torch.zeros(3))])
-    assert _named((torch.zeros(3), expected)) == "wrong axis"  # the first of those that match
+    expected = Expected(torch.ones(3), [("no scaling", torch.full((3,), 2.0)), ("zeroed", torch.zeros(3))])
+    assert _named((torch.zeros(3), expected)) == "zeroed"
     assert _named((torch.full((3,), 7.0), expected)) is None
     tupled = Expected((torch.ones(1), torch.ones(2)), [("swap", (torch.zeros(1), torch.zeros(2)))])
     assert _named((torch.zeros(2), tupled[1])) == "swap"
@@ -71,6 +70,65 @@ def test_a_mistake_is_named_only_when_every_failed_comparison_matches_it():
     assert _named((torch.zeros(3), expected), (torch.zeros(2), other)) == "zeroed"  # the one both agree on
     assert _named((torch.zeros(3), expected), (torch.full((2,), 2.0), other)) is None  # they point apart
     assert _named((torch.zeros(3), expected), (torch.full((2,), 5.0), other)) is None  # one matches nothing
+
+
+def test_two_mistakes_with_the_same_output_are_not_named():
+    """Where a test's inputs give two known mistakes the same output (a width where two scalings coincide), the
+    output cannot tell which was made: neither is named, and the test records both for validate to report."""
+    expected = Expected(torch.ones(3), [("wrong axis", torch.zeros(3)), ("zeroed", torch.zeros(3)),
+                                        ("no scaling", torch.full((3,), 2.0))])
+    assert _named((torch.zeros(3), expected)) is None
+    assert grading.matched_mistakes() == ["wrong axis", "zeroed"]
+    assert _named((torch.full((3,), 2.0), expected)) == "no scaling"
+
+
+def test_a_passed_comparison_tells_two_alike_mistakes_apart():
+    """Two mistakes give the same failed output (x4' after a swap), but only one of them also gives the weights the
+    student got right: that one is named. ``recognise`` of an ungraded output that matches the reference does the
+    same."""
+    weights = Expected(torch.ones(2), [("weights stay", torch.zeros(2)), ("output unswapped", torch.ones(2))])
+    after = Expected(torch.ones(3), [("weights stay", torch.zeros(3)), ("output unswapped", torch.zeros(3))])
+    grading.start_test()
+    assert_close(torch.ones(2), weights)
+    message(lambda: assert_close(torch.zeros(3), after))
+    assert grading.named_mistake() == "output unswapped"
+    grading.start_test()
+    grading.recognise(torch.ones(2), weights)
+    message(lambda: assert_close(torch.zeros(3), after))
+    assert grading.named_mistake() == "output unswapped"
+    assert _named((torch.zeros(3), after)) is None  # without the passed comparison, no name
+
+
+def test_a_value_near_the_reference_matches_no_mistake_near_it_too():
+    """A loose tolerance must not let a value a little off the reference "match" a mistake a little off too: the
+    value must be much nearer to the mistake than the mistake is to the reference."""
+    reference = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
+    mistake = reference + 0.01  # a small slip, say a float32 cast
+    expected = Expected(reference, [("cast to float32", mistake)])
+    near = reference + 0.006  # off the reference by as much, another way
+    assert _named((near, expected)) is None
+    with pytest.raises(AssertionError):  # the same near value, compared at a tolerance that holds both
+        grading.start_test()
+        assert_close(near, expected, rtol=0, atol=0.005)
+    assert grading.named_mistake() is None
+    assert _named((mistake.clone(), expected)) == "cast to float32"
+    assert _named((mistake + 1e-12, expected)) == "cast to float32"
+
+
+def test_a_mistake_equal_to_the_reference_is_never_named():
+    expected = Expected(torch.ones(3), [("harmless", torch.ones(3))])
+    assert _named((torch.ones(3) + 0.5, expected)) is None
+
+
+def test_a_carried_files_mistake_is_named_only_where_that_file_fails_its_checks():
+    """positions borrows masking's mistakes for the carried masking.py: an output of the student's own positions code
+    that looks like one of them must not be blamed on masking.py when masking.py passed its own checks."""
+    borrowed = grading.api.carried_mistake("masking.py", "masking", "the scores are not divided by sqrt(d_k)")
+    assert grading.api.carried_file(borrowed) == "masking.py"
+    assert grading.api.carried_file("rope is applied to the values") is None
+    expected = Expected(torch.ones(3), [(borrowed, torch.zeros(3)), ("rope is applied to the values", torch.zeros(3))])
+    assert _named((torch.zeros(3), expected)) is None  # both match: no name
+    assert grading.named_mistake(frozenset({borrowed})) == "rope is applied to the values"
 
 
 def test_rows_sum_to_one():

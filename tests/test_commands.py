@@ -196,8 +196,15 @@ def test_validate_asks_every_mutant_to_be_named(tmp_path):
     graded = [_results(f"mutant-{name}", [(0, 1)]) for name in files]
     graded[0].tests[0].extra_data["mistake"] = "Mistake named."
     graded[1].tests[0].extra_data["mistake"] = "Mistake named."  # another mistake's name is not its own
-    assert _unnamed(graded, catalogue) == [_unnamed([graded[1]], [catalogue[1]])[0]]
-    assert "mutant-silent loses points but its feedback never names it" in _unnamed(graded, catalogue)[0]
+    misnamed, silent = _unnamed(graded, catalogue)
+    assert misnamed == "mutant-silent is named as another mistake: 'Mistake named.': make the tests' inputs give " \
+                       "the two different outputs"
+    assert "mutant-silent loses points but its feedback never names it" in silent
+    graded[1].tests[0].extra_data = {"mistakes_alike": ["Mistake silent.", "Mistake named."]}  # two alike: no name
+    assert _unnamed([graded[1]], [catalogue[1]]) == [
+        "mutant-silent loses points but its feedback never names it: make a test compare an output that tells it "
+        "apart (or mark it '# unnamed: WHY'); on the inputs of the tests it fails its output is also that of: "
+        "Mistake named.: change those inputs so that the two differ"]
     for name in ("attention", "masking"):
         catalogue = mutants.catalog(course.load(name))
         assert len(catalogue) >= 30, name

@@ -64,6 +64,11 @@ def _enclosing_functions(source: str, filename: str) -> dict[int, str]:
         tree = ast.parse(source)
     except SyntaxError as exc:
         raise BuildError(f"{filename}: the solution does not parse: {exc}") from None
+    return enclosing_functions(tree)
+
+
+def enclosing_functions(tree: ast.AST) -> dict[int, str]:
+    """Line number -> qualified name of the innermost function around it, in a parsed module."""
     owners: dict[int, str] = {}
 
     def visit(node, prefix: str) -> None:
@@ -83,15 +88,22 @@ def _enclosing_functions(source: str, filename: str) -> dict[int, str]:
 
 def marked_solution_lines(source: str) -> list[str]:
     """The lines inside ``# BEGIN/END SOLUTION`` markers and the code of ``# SOLUTION`` lines (cells or .py files)."""
-    lines, inside = [], False
-    for line in source.splitlines():
+    lines = source.splitlines()
+    return [re.sub(r"\s*# SOLUTION.*$", "", lines[number - 1]) for number in solution_line_numbers(source)]
+
+
+def solution_line_numbers(source: str) -> list[int]:
+    """The numbers (from 1) of the lines students write: inside ``# BEGIN/END SOLUTION`` markers, and each
+    ``# SOLUTION`` line (the lines ``autograder validate --mutate`` mutates)."""
+    numbers, inside = [], False
+    for number, line in enumerate(source.splitlines(), start=1):
         if re.match(r"\s*# BEGIN SOLUTION", line):
             inside = True
         elif re.match(r"\s*# END SOLUTION", line):
             inside = False
         elif inside or re.search(r"# SOLUTION\b", line):
-            lines.append(re.sub(r"\s*# SOLUTION.*$", "", line))
-    return lines
+            numbers.append(number)
+    return numbers
 
 
 def unmarked_lines(source: str) -> list[str]:

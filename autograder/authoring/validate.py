@@ -173,14 +173,24 @@ def _judge_secret(secret: str, full: list[Results], fresh: list[Results]) -> lis
 
 
 def _unnamed(graded: list[Results], catalogue: list[mutants.Mutant]) -> list[str]:
-    """Every mutant not marked ``# unnamed:`` must be named in its own feedback ("This looks like a known mistake:"
-    with its own description, in some test it fails), so that a student who makes that mistake is told which."""
+    """Naming honesty, on the catalogue graded as submissions. Every mutant not marked ``# unnamed:`` must be named in
+    its own feedback ("This looks like a known mistake:" with its own description, in some test it fails), so that a
+    student who makes that mistake is told which; the grader names a mistake only where the output matches it alone
+    (``api.named_mistake``), so a test whose inputs give two mistakes the same output names neither, and this says
+    which. No mutant may be named as another mistake, anywhere."""
     problems = []
     for results, mutant in zip(graded, catalogue, strict=True):
-        named = {t.extra_data.get("mistake") for t in results.tests}
+        named = {t.extra_data.get("mistake") for t in results.tests} - {None}
+        for other in sorted(named - {mutant.description}):
+            problems.append(f"{results.submission} is named as another mistake: {other!r}: make the tests' inputs "
+                            "give the two different outputs")
         if mutant.unnamed is None and mutant.description not in named:
+            alike = sorted({d for t in results.tests for d in t.extra_data.get("mistakes_alike", ())}
+                           - {mutant.description})
+            why = (f"; on the inputs of the tests it fails its output is also that of: {'; '.join(alike)}: change "
+                   "those inputs so that the two differ" if alike else "")
             problems.append(f"{results.submission} loses points but its feedback never names it: make a test compare "
-                            "an output that tells it apart (or mark it '# unnamed: WHY')")
+                            f"an output that tells it apart (or mark it '# unnamed: WHY'){why}")
     return problems
 
 

@@ -20,6 +20,7 @@ from autograder.grading.api import (
     describe_type,
     forward_backward,
     graded,
+    matched_mistakes,
     named_mistake,
     read,
     recognise,
@@ -32,5 +33,5 @@ from autograder.grading.proxy import RemoteAttr, RemoteObject, Student, StudentC
 
 __all__ = ["FLOAT_TOLERANCE", "Expected", "Parts", "RemoteAttr", "RemoteObject", "Student", "StudentCodeFailure",
            "StudentCrashed", "StudentError", "assert_close", "assert_rows_sum_to_one", "assert_tensor", "derive_seed",
-           "describe_type", "forward_backward", "graded", "named_mistake", "read", "recognise", "run_check",
-           "start_test", "tolerance"]
+           "describe_type", "forward_backward", "graded", "matched_mistakes", "named_mistake", "read", "recognise",
+           "run_check", "start_test", "tolerance"]

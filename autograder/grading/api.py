@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import math
+import re
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -85,19 +87,60 @@ def assert_tensor(value: Any, what: str, *, shape: tuple | None = None, dtype: t
 
 
 _FAILED: list[list[str]] = []  # per failed comparison of the current test: the known mistakes it matched
+_PASSED: list[tuple[Any, Expected, Any, Any]] = []  # its passed comparisons with an Expected, and tolerances
+# How much nearer a student's value must be to a known mistake's than that mistake is to the reference's, for the
+# value to match the mistake: a value a little off the reference never "matches" a mistake that is a little off too.
+NAMING_MARGIN = 0.25
 
 
 def start_test() -> None:
-    """Forget the failed comparisons of the previous test."""
+    """Forget the comparisons of the previous test."""
     _FAILED.clear()
+    _PASSED.clear()
 
 
-def named_mistake() -> str | None:
-    """The known mistake that every failed comparison of this test matched (the first of them), if any."""
+def matched_mistakes(excluded: frozenset[str] = frozenset()) -> list[str]:
+    """The known mistakes (but ``excluded``) that every failed comparison of this test matched, in their order; where
+    several did, only those whose values also match the student's on the comparisons the test passed (the swapped
+    weights of one mistake tell it from another whose output after the swap is the same)."""
     if not _FAILED:
-        return None
-    common = [d for d in _FAILED[0] if all(d in matched for matched in _FAILED[1:])]
-    return common[0] if common else None
+        return []
+    common = [d for d in dict.fromkeys(_FAILED[0]) if d not in excluded and all(d in m for m in _FAILED[1:])]
+    if len(common) > 1:  # the passed comparisons' mistakes' values are computed only here, where they can decide
+        common = [d for d in common if all(_consistent(d, *passed) for passed in _PASSED)]
+    return common
+
+
+def _consistent(description: str, got: Any, expected: Expected, rtol, atol) -> bool:
+    """Whether the known mistake ``description`` gives ``got`` (within the tolerance) where the student's output
+    matched the reference's; True where the mistake gives no value there."""
+    for known, value in expected.variants():
+        if known == description:
+            try:
+                _compare(got, value, "", rtol, atol)
+            except Exception:  # noqa: BLE001 - a value it cannot be compared with is not the student's
+                return False
+    return True
+
+
+def carried_mistake(file: str, origin: str, text: str) -> str:
+    """How a known mistake in a carried file is described (``mutants.fingerprints``): the file, then the mistake."""
+    return f"in your {file} (from the {origin} assignment): {text}"
+
+
+def carried_file(description: str) -> str | None:
+    """The carried file a known mistake's description (``carried_mistake``) puts it in, or None for the assignment's
+    own files."""
+    match = re.match(r"in your (\S+) \(from the \S+ assignment\): ", description)
+    return match.group(1) if match else None
+
+
+def named_mistake(excluded: frozenset[str] = frozenset()) -> str | None:
+    """The one known mistake (not among ``excluded``) that every failed comparison of this test matched; None when
+    none did, or when several did: the output cannot tell them apart, so naming one would guess, and the comparison's
+    message already says which values differ."""
+    common = matched_mistakes(excluded)
+    return common[0] if len(common) == 1 else None
 
 
 def assert_close(got: Any, expected: Any, what: str = "the output", *, rtol: float | None = None,
@@ -110,13 +153,22 @@ def assert_close(got: Any, expected: Any, what: str = "the output", *, rtol: flo
         if isinstance(expected, Expected):
             _FAILED.append(_matching(got, expected, rtol, atol))
         raise
+    if isinstance(expected, Expected):
+        _PASSED.append((got, expected, rtol, atol))
 
 
 def recognise(got: Any, expected: Expected, *, rtol: float | None = None, atol: float | None = None) -> None:
-    """Note which known mistakes ``got`` matches, as a failed ``assert_close`` does, for a check that failed on a
-    property rather than on the reference's value (a dropout mask, a sampler's statistics): the property decides the
-    points, since a correct answer may differ from the reference's, and this only lets the feedback name a mistake."""
-    _FAILED.append(_matching(got, expected, rtol, atol))
+    """Note which known mistakes ``got`` matches, as a failed ``assert_close`` does, without grading it: for a check
+    that failed on a property rather than on the reference's value (a dropout mask, a sampler's statistics), where a
+    correct answer may differ from the reference's; or for an output the test does not grade but that tells mistakes
+    apart (the student's apply_rope, under a plot that calls it). Where ``got`` matches the reference's value, it
+    counts as a passed comparison: the mistakes whose value differs there are not the student's."""
+    try:
+        _compare(got, expected.value, "", rtol, atol)
+    except Exception:  # noqa: BLE001 - whatever it is, it is not the reference's value
+        _FAILED.append(_matching(got, expected, rtol, atol))
+    else:
+        _PASSED.append((got, expected, rtol, atol))
 
 
 def _compare(got: Any, wanted: Any, what: str, rtol, atol) -> None:
@@ -188,15 +240,34 @@ def _unravel(flat: int, shape) -> tuple[int, ...]:
 
 
 def _matching(got: Any, expected: Expected, rtol, atol) -> list[str]:
-    """The descriptions of the known mistakes whose output matches ``got``, in their order."""
+    """The descriptions of the known mistakes whose output ``got`` matches, in their order: within the comparison's
+    tolerance of the mistake's value, and nearer to it by ``NAMING_MARGIN`` than the mistake is to the reference's
+    (a mistake whose value is the reference's, or within the tolerance of it, matches nothing)."""
     found = []
     for description, value in expected.variants():
         try:
             _compare(got, value, "", rtol, atol)
+            if not _distance(got, value) <= NAMING_MARGIN * _distance(value, expected.value):
+                continue
         except Exception:  # noqa: BLE001 - a variant that cannot be compared matches nothing
             continue
         found.append(description)
     return found
+
+
+def _distance(a: Any, b: Any) -> float:
+    """The largest absolute difference between two values of the same structure (tensors, numbers, tuples and lists
+    of them; infinities and NaN equal to themselves); 0 or infinity for other values, equal or not."""
+    if isinstance(a, tuple | list) and isinstance(b, tuple | list) and len(a) == len(b):
+        return max((_distance(x, y) for x, y in zip(a, b, strict=True)), default=0.0)
+    if isinstance(a, torch.Tensor | int | float) and isinstance(b, torch.Tensor | int | float):
+        x, y = torch.as_tensor(a).double(), torch.as_tensor(b).double()
+        if x.shape != y.shape:
+            return math.inf
+        same = (x == y) | (torch.isnan(x) & torch.isnan(y))
+        gap = torch.where(same, torch.zeros_like(x), (x - y).abs().nan_to_num(nan=math.inf))
+        return float(gap.max()) if gap.numel() else 0.0
+    return 0.0 if a == b else math.inf
 
 
 def assert_rows_sum_to_one(weights: torch.Tensor, keep_rows: torch.Tensor | None = None,

@@ -32,6 +32,7 @@ from types import SimpleNamespace
 
 from autograder.course import Assignment
 from autograder.grading import trusted_import
+from autograder.grading.api import carried_mistake
 
 TARGET = re.compile(r"^#\s*target:\s*(\S+)\s*$", re.MULTILINE)
 UNNAMED = re.compile(r"^#\s*unnamed:\s*(.+?)\s*$", re.MULTILINE)
@@ -69,7 +70,7 @@ class Mutant:
             raise MutantError(f"{self.path}: start with a docstring that names the mistake")
         text = " ".join(doc.split("\n\n")[0].split())
         if self.origin is not None:
-            text = f"in your {self.target} (from the {self.origin} assignment): {text}"
+            text = carried_mistake(self.target, self.origin, text)
         return text
 
     @property

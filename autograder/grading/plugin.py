@@ -24,7 +24,7 @@ import pytest
 
 from autograder import scratch, sinks
 from autograder.course import Assignment
-from autograder.grading.api import Parts, derive_seed, named_mistake, start_test
+from autograder.grading.api import Parts, carried_file, derive_seed, matched_mistakes, named_mistake, start_test
 from autograder.grading.oracle import Oracle
 from autograder.grading.proxy import ForbiddenAPI, GraderFailure, Student, StudentCodeFailure, SubmissionBroken
 from autograder.grading.staticcheck import MODULE_LEVEL
@@ -249,10 +249,13 @@ class GradingPlugin:
             messages += parts.notes if parts is not None else []
             if call.excinfo is not None:
                 messages.append(self._explain(item, call.excinfo))
-            mistake = named_mistake()
+            excluded = self._carried_passed(matched_mistakes())
+            mistake = named_mistake(excluded)
             if mistake:
                 messages.append(f"This looks like a known mistake: {mistake}")
                 extra["mistake"] = mistake
+            elif len(matched_mistakes(excluded)) > 1:  # for validate: which mistakes this test cannot tell apart
+                extra["mistakes_alike"] = matched_mistakes(excluded)
             printed = self.session.student.output_since(getattr(item, "ag_output_mark", (0, 0)))
             if printed.strip():
                 messages.append(f"Your code printed:\n{sinks.fenced(printed)}")
@@ -304,6 +307,12 @@ class GradingPlugin:
         """A collected test that has not run (yet): zero points out of its maximum."""
         return replace(test, output=test.output or "Not run: the grading stopped before this test.",
                        extra_data={**test.extra_data, "pending": True})
+
+    def _carried_passed(self, mistakes: list[str]) -> frozenset[str]:
+        """The ``mistakes`` in a carried file whose own checks that file passed (or were not run): a mistake in this
+        assignment's own code whose output looks like one of them must not be blamed on the carried file."""
+        failed = {f"{module}.py" for module in self._carried_failed}
+        return frozenset(m for m in mistakes if carried_file(m) not in (None, *failed))
 
     def _carried_notes(self, item, marker) -> list[str]:
         """For a failed test: remember a failed carried-module check, or point a dependent test at it."""

@@ -140,3 +140,31 @@ def assert_causal(module, x: torch.Tensor, seed: int) -> None:
         assert_close(module(changed)[:, :t], base[:, :t],
                      f"the outputs before position {t} after changing the tokens from position {t} on (they must "
                      "not change: position i may only attend to positions <= i)")
+
+
+def assert_each_dropout_site(student, build, x: torch.Tensor, seed: int, parts, p: float = 0.5) -> None:
+    """A self-attention's two dropout sites, each on its own (the other's module put in eval mode), as two parts:
+    a check that dropout changes the training-mode output passes with either site alone, so leaving one out would keep
+    every point. ``build(dropout, train)``: the student's module, holding the same weights each time."""
+    plain = build(0.0, False)(x)
+
+    def one_site(off: str) -> torch.Tensor:
+        module = build(p, True)
+        getattr(module, off).eval()
+        student.seed(seed)
+        out = module(x)
+        assert_tensor(out, "the training-mode output", shape=tuple(x.shape), dtype=x.dtype)
+        return out
+
+    with parts("the output's dropout alone (self.attn_dropout in eval mode)"):
+        out = one_site("attn_dropout")
+        kept = out != 0
+        assert not kept.all(), (f"with dropout={p:g} and self.attn_dropout in eval mode, no output entry was zeroed: "
+                                "apply self.resid_dropout to the output projection")
+        assert_close(out[kept], plain[kept] / (1 - p), "the output entries dropout kept (the no-dropout output "
+                     "scaled by 1 / (1 - p): self.resid_dropout is the last step, after the projection)")
+    with parts("the attention weights' dropout alone (self.resid_dropout in eval mode)"):
+        out = one_site("resid_dropout")
+        assert not torch.allclose(out, plain), (f"with dropout={p:g} and self.resid_dropout in eval mode the output "
+                                                "equals the no-dropout output: pass self.attn_dropout to "
+                                                "scaled_dot_product_attention, for the weights")

@@ -1,0 +1,32 @@
+"""Hidden tests found by mutation testing (``autograder validate --mutate positions``, docs/authoring.md): what the
+other tests let through."""
+
+import torch
+
+from autograder.grading import graded
+from autograder.suites.positions import common
+
+
+@graded(points=1, covers=["RotaryCausalSelfAttention", "apply_rope", "scaled_dot_product_attention"],
+        builds_on=["masking"])
+def test_each_dropout_site(student, parts, seed):
+    """RotaryCausalSelfAttention: dropout on the attention weights and on the output, each on its own"""
+    state = common.attention_state(16, seed=seed)
+    common.assert_each_dropout_site(
+        student, lambda p, train: common.rotary(student, 16, 4, state, dropout=p, train=train),
+        common.inputs(2, 6, 16, seed=seed), seed, parts)
+
+
+@graded(points=1, covers=["apply_rope"])
+def test_rope_refusals(positions, parts, seed):
+    """apply_rope: a position at max_positions or below 0, or a width the table does not fit, raises ValueError"""
+    table = common.angle_table(8, 16, seed=seed)
+    x = common.vectors((4, 8), seed, torch.float64)
+    for label, where in (("the position max_positions = 16, one past the table's last row", [0, 5, 16, 2]),
+                         ("the position -1", [3, -1, 2, 0])):
+        with parts(f"{label} raises a ValueError"):
+            common.assert_raises_value_error(lambda where=where: positions.apply_rope(x, table, torch.tensor(where)),
+                                             f"apply_rope with {label}", "the table has no angles for it")
+    with parts("6 features with a table for 8 raise a ValueError"):
+        common.assert_raises_value_error(lambda: positions.apply_rope(x[:, :6], table), "apply_rope on 6 features "
+                                         "with a table for 8", "the table's angles are for pairs of 8 features")
