@@ -57,8 +57,12 @@ def test_learned_gradients(student):
 def test_learned_initialisation(student):
     """LearnedPositions: a new table is drawn from N(0, 0.02^2) (its spread and its tails, not only its mean)"""
     student.seed(0)
-    weight = read(student.positions.LearnedPositions(256, 64), "weight")
+    module = student.positions.LearnedPositions(256, 64)
+    weight = read(module, "weight")
     assert_tensor(weight, "a new LearnedPositions(256, 64).weight", shape=(256, 64), dtype=torch.float32)
+    # the table as forward adds it: a module whose forward is missing or wrong earns nothing for its table alone
+    assert_close(module(torch.zeros(1, 256, 64))[0], weight, "a new LearnedPositions(256, 64) applied to zeros (it "
+                 "adds the table, so the result is weight itself)")
     values = weight.double()
     mean, std = float(values.mean()), float(values.std())
     tails = float((values.abs() > 0.04).double().mean())  # beyond two standard deviations: 4.6% of a normal draw
