@@ -258,3 +258,32 @@ def test_the_shared_mistakes_folder_is_the_graders_alone(tmp_path):
     assert Runners(Isolation("limits")).shared is None
     with Runners(Isolation("limits")).stop_on_signals(signals=False) as lone:
         assert lone.shared is None
+
+
+def test_a_mismatch_shows_the_digits_that_differ():
+    """At rtol 1e-7 six digits read "yours -2.07177, expected -2.07177": print as many as the tolerance resolves."""
+    expected = torch.tensor([-2.0717695], dtype=torch.float64)
+    got = torch.tensor([-2.0717712], dtype=torch.float64)
+    text = message(lambda: assert_close(got, expected, "the output"))
+    assert "yours -2.0717712, expected -2.0717695" in text
+    text = message(lambda: assert_close(torch.tensor([1.25]), torch.tensor([1.5]), "the output"))
+    assert "yours 1.25, expected 1.5" in text
+
+
+def test_a_property_part_earns_nothing_until_its_output_is_right():
+    """A deterministic but wrong output keeps properties (rows sum to one, dropout off in eval mode): a part that
+    ``requires`` the output's own part fails while that part fails, and passes once it passes."""
+    from autograder.grading import Parts
+
+    parts = Parts()
+    with parts("the output"):
+        raise AssertionError("wrong values")
+    with parts("rows sum to one", requires="the output"):
+        pass
+    assert parts.fraction() == 0 and 'until the part "the output" passes' in parts.summary()
+    parts = Parts()
+    with parts("the output"):
+        pass
+    with parts("rows sum to one", requires="the output"):
+        pass
+    assert parts.all_passed and parts.fraction() == 1

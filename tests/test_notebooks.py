@@ -204,3 +204,18 @@ def test_a_skeleton_notebook_runs_top_to_bottom(name, run_skeletons):
     assert errors == [], "cells raised on Run All:\n" + "\n".join(errors)
     printed = "".join(out.get("text", "") for cell in code for out in cell.get("outputs", []))
     assert re.search(r"Not shown yet: write `\w+` first \(\w+: ", printed), "a demo cell names what to write"
+
+
+@pytest.mark.parametrize("question, answer", [("softmax_axis", 0), ("causal_candidate", 1),
+                                              ("single_head_behaviour", "a"), ("c2_identity", "b")])
+def test_a_multiple_choice_check_says_only_the_format_was_checked(question, answer):
+    """``grader.check`` on a multiple-choice question checks the format alone, so whatever answer it accepts (a wrong
+    one too) must be told that the answer itself is graded later, not only "All test cases passed!"."""
+    from otter.test_files.exception_test import ExceptionTestFile
+
+    notebook = course.load("attention").skeleton_dir / "attention.ipynb"
+    source = json.loads(notebook.read_text())["metadata"]["otter"]["tests"][question]
+    check = ExceptionTestFile.from_metadata(source, str(notebook))
+    check.run({question: answer})
+    assert "Only the format is checked here" in check.summary()
+    assert "graded after the deadline" in check.summary()

@@ -61,7 +61,7 @@ def test_public_checks_run_in_a_students_set_up(tmp_path):
     run = subprocess.run([sys.executable, "-m", "autograder.cli", "check", "positions", str(work)], cwd=dist,
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    assert "Score: 38 / 38" in run.stdout and "[FAIL]" not in run.stdout
+    assert "Score: 40 / 40" in run.stdout and "[FAIL]" not in run.stdout
 
 
 def test_missing_carried_masking_is_explained(tmp_path):

@@ -39,6 +39,7 @@ def files(name: str) -> dict[Path, str]:
         suite / "hidden" / "__init__.py": "",
         suite / "hidden" / "test_hidden.py": text("hidden_test.py.in"),
         suite / "hidden" / "SECRET": f"{secrets.token_hex(16)}\n",
+        suite / "hidden" / "rules.toml": text("rules.toml.in"),
         Path("tests", "mutants", name, "no_max_subtracted.py"): text("mutant.py.in"),
     }
 

@@ -11,7 +11,8 @@ every point, no mutant may escape, and no hidden test's verdict on a subject may
 that does not exercise what its test checks (one key, where any scaling gives the same weights) passes a mistake under
 one secret only. Those runs skip the runtime tests too (their inputs are fixed shapes, and they are the costly ones)
 and name no mistake (``runner.make_oracle``'s ``verdicts``). It prints the matrix of which tests each subject fails;
-any broken expectation fails validation.
+any broken expectation fails validation. It also checks, without grading, that every rule the skeleton's docstrings
+and hints state is observed by a test or marked untestable with a reason (``authoring.rules``), and prints the count.
 
 How many fresh secrets (``fresh_secrets``, ``--fresh-secrets``): two by default, ``validate-fresh-1`` and
 ``validate-fresh-2``; ``make test`` asks for one, within CI's time budget, and a maintainer who changes a hidden draw
@@ -26,6 +27,7 @@ from pathlib import Path
 from rich.console import Console
 
 from autograder import course, sinks, trees
+from autograder.authoring import rules
 from autograder.batch.discovery import Job
 from autograder.batch.engine import grade_all
 from autograder.grading import mutants
@@ -74,11 +76,13 @@ def validate(names: list[str], out: Path, workers: int, engine: str = "local", a
         _, catalogue, _ = subjects[name]
         results = collected[name]
         full = [_short(references[name]), *results.pop("graded")]
-        problems = _judge(full, results.pop("replayed")) + _unnamed(full[2:], catalogue)
+        spec = rules.check(subjects[name][0])  # static: every rule the skeleton states has a test (or a reason)
+        problems = _judge(full, results.pop("replayed")) + _unnamed(full[2:], catalogue) + spec.problems
         for number, secret in enumerate(secrets):
             if f"fresh-{number + 1}" in results:
                 problems += _judge_secret(secret, full, results[f"fresh-{number + 1}"])
         print(_matrix(name, full))
+        print(spec.summary())
         for problem in problems:
             console.print(f"[red]FAIL[/red] {name}: {sinks.rich_markup(problem)}")  # it quotes what subjects said
         if not problems:

@@ -223,12 +223,23 @@ def _compare_tensors(got: torch.Tensor, wanted: torch.Tensor, what: str, rtol, a
     error = torch.where(finite_w & torch.isfinite(g), (g - w).abs(), torch.full_like(g, float("inf")))
     error = torch.where(close, torch.zeros_like(error), error)
     first, worst = _first(~close), _unravel(int(error.argmax()), g.shape)
+    yours, expected = _distinct(float(g[first]), float(w[first]), rtol)
     raise AssertionError(
         f"{what}: {int((~close).sum())} of {close.numel()} entries differ from the expected values "
         f"(rtol={rtol:g}, atol={atol:g}).\n"
-        f"  first at index {first}: yours {float(g[first]):.6g}, expected {float(w[first]):.6g}\n"
+        f"  first at index {first}: yours {yours}, expected {expected}\n"
         f"  largest error {float(error[worst]):.3g} at index {worst}"
     )
+
+
+def _distinct(got: float, wanted: float, rtol: float) -> tuple[str, str]:
+    """``got`` and ``wanted`` with as many significant digits as the tolerance resolves (two beyond ``rtol``, six at
+    least), and more until the two read differently: at rtol 1e-7, -2.0717712 and -2.0717695 both read -2.07177 at six
+    digits, which hides the very difference that failed."""
+    digits = max(6, math.ceil(-math.log10(rtol)) + 2) if rtol > 0 else 6
+    while digits < 17 and f"{got:.{digits}g}" == f"{wanted:.{digits}g}":
+        digits += 1
+    return f"{got:.{digits}g}", f"{wanted:.{digits}g}"
 
 
 def _first(mask: torch.Tensor) -> tuple[int, ...]:
@@ -323,10 +334,21 @@ class Parts:
         gate = {"at_least": at_least} if at_least is not None else {"at_most": at_most} if at_most is not None else {}
         self.figures[name] = {"value": None if value is None else float(value), **gate}
 
+    def passed(self, name: str) -> bool:
+        """Whether the part ``name`` has run and passed."""
+        return any(part == name and error is None for part, _, error in self.results)
+
     @contextmanager
-    def __call__(self, name: str, weight: float = 1.0) -> Iterator[None]:
+    def __call__(self, name: str, weight: float = 1.0, *, requires: str | None = None) -> Iterator[None]:
         """A part: it passes when its block finishes, and whatever else happens in it scores it zero (fail closed):
-        a failed check, the student's code failing, or the grader failing to check it (said as such)."""
+        a failed check, the student's code failing, or the grader failing to check it (said as such).
+
+        ``requires`` names an earlier part of the test that checks the output this part's property is about: a
+        property (rows sum to one, norms are kept, causality) that a wrong but well-behaved output also has earns
+        nothing until that output is right."""
+        blocked = None if requires is None or self.passed(requires) else (
+            f"not counted until the part \"{requires}\" passes: a property earns points only for an output that is "
+            "right")
         try:
             yield
         except (AssertionError, StudentCodeFailure) as exc:
@@ -337,7 +359,7 @@ class Parts:
                                                f"{exc}). If your code returns what the handout documents, this is "
                                                "a grader problem: tell the course staff."))
         else:
-            self.results.append((name, weight, None))
+            self.results.append((name, weight, blocked))
 
     @property
     def used(self) -> bool:

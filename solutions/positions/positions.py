@@ -210,11 +210,15 @@ def apply_rope(x: torch.Tensor, freqs: torch.Tensor, positions: torch.Tensor | N
     Returns:
         a tensor of x's shape and dtype: out[..., 2i] = x[..., 2i] cos(a) - x[..., 2i+1] sin(a) and
         out[..., 2i+1] = x[..., 2i] sin(a) + x[..., 2i+1] cos(a), a = freqs[position, i]. With every
-        position 0 it is x itself.
+        position 0 it is x itself. Take cos and sin of the angles in freqs' own dtype (float64 from
+        RotaryCausalSelfAttention) and cast the cos and sin to x's dtype afterwards, never the angles before:
+        in float32 an angle near 3000 (a position far into a long context) is stored with an error up to
+        1.2e-4 (half a float32 step at that size), which moves cos and sin by as much, ten times float32's
+        tolerance; cast after, they are off by at most 6e-8.
     Raises:
         ValueError when a position is outside the table (T > max_positions) or the widths disagree.
     """
-    # BEGIN SOLUTION look up the angles (freqs[:T] or freqs[positions]); cos and sin in x's dtype; x[..., 0::2] and x[..., 1::2] are the pairs; rotate, then interleave again (torch.stack(..., dim=-1).flatten(-2))
+    # BEGIN SOLUTION look up the angles (freqs[:T] or freqs[positions]); cos and sin of the angles as they are (float64), then cast them to x's dtype; x[..., 0::2] and x[..., 1::2] are the pairs; rotate, then interleave again (torch.stack(..., dim=-1).flatten(-2))
     if 2 * freqs.shape[-1] != x.shape[-1]:
         raise ValueError(f"x has {x.shape[-1]} features but freqs has {freqs.shape[-1]} angles per position; "
                          "build freqs with rope_frequencies(head_dim, ...) for the width of one head")

@@ -287,7 +287,16 @@ def assert_truncation(examples: list[tuple[int, Example]], documents: list[str],
 
 
 def assert_spans(examples: list[tuple[int, Example]]) -> None:
-    """Masked spans average about a quarter of the kept text, and their length varies for the same text length."""
+    """Masked spans lie in 1..max(1, n // 2) and reach both ends, average about a quarter of the kept text, and their
+    length varies for the same text length."""
+    for _, example in examples:  # the whole range of the draw, not only its mean: 1 .. max(1, n // 2)
+        n, k = len(example.text), len(example.span)
+        assert 1 <= k <= max(1, n // 2), (f"a masked span of {k} characters in a kept text of {n}: draw its length "
+                                          f"from 1..max(1, n // 2) = 1..{max(1, n // 2)}")
+    assert any(len(e.span) == 1 for _, e in examples if len(e.text) >= 4), (
+        "no masked span is ever 1 character long: draw its length from the whole range 1..n // 2")
+    assert any(len(e.span) == len(e.text) // 2 for _, e in examples if len(e.text) >= 8), (
+        "no masked span ever reaches n // 2 characters: draw its length from the whole range 1..n // 2")
     ratios = [len(e.span) / len(e.text) for _, e in examples]
     mean = statistics.fmean(ratios)
     assert 0.17 <= mean <= 0.33, (f"the masked span averages {mean:.0%} of the kept text; it should average about a "

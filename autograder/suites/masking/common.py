@@ -9,7 +9,7 @@ import math
 
 import torch
 
-from autograder.grading import Expected, assert_close, assert_tensor
+from autograder.grading import Expected, assert_close, assert_tensor, recognise
 
 
 def generator(seed: int) -> torch.Generator:
@@ -142,29 +142,55 @@ def assert_causal(module, x: torch.Tensor, seed: int) -> None:
                      "not change: position i may only attend to positions <= i)")
 
 
-def assert_each_dropout_site(student, build, x: torch.Tensor, seed: int, parts, p: float = 0.5) -> None:
-    """A self-attention's two dropout sites, each on its own (the other's module put in eval mode), as two parts:
-    a check that dropout changes the training-mode output passes with either site alone, so leaving one out would keep
-    every point. ``build(dropout, train)``: the student's module, holding the same weights each time."""
-    plain = build(0.0, False)(x)
+def assert_dropout(student, oracle, parts, build, x: torch.Tensor) -> None:
+    """A self-attention with dropout 0.5 drops at both sites its docstring names, in training only; ``build(impl,
+    dropout=, train=)`` makes it (holding the test's weights) and ``x`` (B, T, D) is its input.
 
-    def one_site(off: str) -> torch.Tensor:
-        module = build(p, True)
-        getattr(module, off).eval()
-        student.seed(seed)
-        out = module(x)
-        assert_tensor(out, "the training-mode output", shape=tuple(x.shape), dtype=x.dtype)
-        return out
+    Three parts. Eval mode must give the reference's output without dropout, so a deterministic but wrong module earns
+    nothing there; the training parts count only once it does. Each site is then observed on its own, since one check
+    that either site satisfies passes a module that drops the other: dropout on the output (``resid_dropout``)
+    zeroes whole output entries, about half of them; dropout on the attention weights (``attn_dropout``) changes the
+    entries that survive, which dropout on the output alone leaves at exactly twice their eval-mode value."""
 
-    with parts("the output's dropout alone (self.attn_dropout in eval mode)"):
-        out = one_site("attn_dropout")
-        kept = out != 0
-        assert not kept.all(), (f"with dropout={p:g} and self.attn_dropout in eval mode, no output entry was zeroed: "
-                                "apply self.resid_dropout to the output projection")
-        assert_close(out[kept], plain[kept] / (1 - p), "the output entries dropout kept (the no-dropout output "
-                     "scaled by 1 / (1 - p): self.resid_dropout is the last step, after the projection)")
-    with parts("the attention weights' dropout alone (self.resid_dropout in eval mode)"):
-        out = one_site("resid_dropout")
-        assert not torch.allclose(out, plain), (f"with dropout={p:g} and self.resid_dropout in eval mode the output "
-                                                "equals the no-dropout output: pass self.attn_dropout to "
-                                                "scaled_dot_product_attention, for the weights")
+    def evaluated(impl):
+        return build(impl, dropout=0.5, train=False)(x)
+
+    def seeded(impl):
+        module = build(impl, dropout=0.5, train=False)
+        torch.manual_seed(0)
+        return module(x)
+
+    def trained():
+        student.seed(0)
+        output = build(student, dropout=0.5, train=True)(x)
+        assert_tensor(output, "the training-mode output", shape=tuple(x.shape), dtype=x.dtype)
+        return output
+
+    right = []
+    with parts("eval mode ignores dropout"):
+        module = build(student, dropout=0.5, train=False)
+        student.seed(0)  # after building, as in seeded: building draws the initial weights
+        first, second = module(x), module(x)
+        try:
+            assert_close(first, second, "two eval-mode outputs for the same input")
+            assert_close(first, oracle(evaluated), "the eval-mode output with dropout=0.5 (it must equal the "
+                         "output without dropout)")
+        except AssertionError:
+            recognise(first, oracle(seeded))  # the same dropout masks as a known mistake's, if dropout stays on
+            raise
+        right.append(first)
+    unchecked = "not checked until the eval-mode output is right (the part above)"
+    with parts("training mode drops output entries (resid_dropout)"):
+        assert right, unchecked
+        zeros = float((trained() == 0).double().mean())
+        assert 0.3 <= zeros <= 0.7, (
+            f"with dropout=0.5 in training mode {zeros:.0%} of the output entries are exactly 0, where dropout on the "
+            "output zeroes about half of them: apply self.resid_dropout to proj's output")
+    with parts("training mode drops attention weights (attn_dropout)"):
+        assert right, unchecked
+        output = trained()
+        kept = output != 0
+        assert not torch.allclose(output[kept], 2 * right[0][kept], rtol=1e-4, atol=1e-5), (
+            "with dropout=0.5 in training mode every output entry is either 0 or twice its eval-mode value, as "
+            "dropout on the output alone gives: apply self.attn_dropout to the attention weights too (the dropout "
+            "argument of scaled_dot_product_attention)")

@@ -13,7 +13,7 @@ import torch
 from autograder.grading import StudentError, assert_close, assert_tensor, describe_type
 from autograder.suites.masking.common import (
     assert_causal,
-    assert_each_dropout_site,
+    assert_dropout,
     assert_gradients_match,
     assert_output_matches,
     attention_state,
@@ -24,7 +24,7 @@ from autograder.suites.masking.common import (
 )
 
 __all__ = ["attention_state", "generator", "inputs", "assert_output_matches", "assert_gradients_match",
-           "assert_causal", "assert_each_dropout_site", "ffn_weights", "permutation", "vectors", "positions_in",
+           "assert_causal", "assert_dropout", "ffn_weights", "permutation", "vectors", "positions_in",
            "learned", "rotary", "plain_attention", "random_dims", "assert_equivariant", "assert_not_equivariant",
            "assert_raises_value_error", "assert_shift_property",
            "angle_table", "assert_norms_preserved", "assert_identity_at_zero", "assert_relative",

@@ -57,6 +57,8 @@ def rope_frequencies(head_dim, max_positions, base=10000.0, dtype=torch.float32)
 
 
 def apply_rope(x, freqs, positions=None):
+    if 2 * freqs.shape[-1] != x.shape[-1]:
+        raise ValueError(f"freqs is for head_dim {2 * freqs.shape[-1]}, x has {x.shape[-1]} features")
     if positions is None:
         if x.shape[-2] > freqs.shape[0]:
             raise ValueError(f"only {freqs.shape[0]} positions in the table")

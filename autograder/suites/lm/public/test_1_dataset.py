@@ -7,6 +7,7 @@ import torch
 
 from autograder.grading import assert_close, assert_tensor, graded, recognise
 from autograder.suites.lm import common
+from autograder.suites.positions.common import assert_raises_value_error
 
 BLOCK = 32
 DRAWS = 12
@@ -38,6 +39,16 @@ def test_vocabulary(dataset, parts):
         assert_tensor(ids, "encode(text)", shape=(40,), dtype=torch.int64)
         assert_close(ids, torch.tensor([expected.index(c) for c in text[:40]]), "encode(text)")
         assert vocab.decode(ids) == text[:40], "decode(encode(text)) must give back the text"
+    with parts("a corpus holding the pad or mask character is refused"):
+        for special in (common.PAD, common.MASK):
+            assert_raises_value_error(lambda special=special: dataset.Vocabulary(text + special),
+                                      f"Vocabulary of a corpus holding {special!r}",
+                                      "the pad and mask characters have ids 0 and 1 of their own")
+    with parts("a character outside the vocabulary"):
+        assert "\u00a7" not in text
+        assert_raises_value_error(lambda: vocab.encode("Ada\u00a7"), "encode('Ada\u00a7')",
+                                  "the vocabulary comes from the corpus, and a character it lacks has no id",
+                                  mention="\u00a7")
 
 
 @graded(points=3, covers=["corrupt", "shift", "CharCorruptionDataset"])
@@ -119,6 +130,15 @@ def test_finetune_examples(student, oracle, parts):
             recognise(s, expected_example)
             raise AssertionError(f"finetune_example gave {s!r}; expected question MASK answer MASK then pads, "
                                  f"block_size = {BLOCK} characters (not block_size + 1)")
+    with parts("an example that fits exactly, and one character more"):
+        question, answer = "Who?", "x" * (BLOCK - 6)  # 4 + 1 + (BLOCK - 6) + 1 = BLOCK characters: no pad
+        s = dataset.finetune_example(question, answer, BLOCK)
+        assert s == f"{question}{common.MASK}{answer}{common.MASK}", (
+            f"finetune_example({question!r}, {len(answer)} characters, {BLOCK}) gave {s!r}; with the two masks it "
+            f"is exactly block_size = {BLOCK} characters long, so it fits, with no pad")
+        assert_raises_value_error(lambda: dataset.finetune_example(question, answer + "x", BLOCK),
+                                  f"finetune_example with {BLOCK + 1} characters and block_size = {BLOCK}",
+                                  "the text does not fit in block_size characters")
     for index, (question, answer) in enumerate(PAIRS):
         with parts(f"item {index}"):
             x, y = data.item(index)

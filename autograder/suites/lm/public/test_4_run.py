@@ -6,6 +6,7 @@ import torch
 from autograder.grading import assert_close, graded, read
 from autograder.suites.lm import common
 from autograder.suites.lm.common import Shape
+from autograder.suites.positions.common import assert_raises_value_error
 
 QUESTIONS = ["Where was Ada born?", "Where was Bo born?", "Where was Cy Li born?"]
 TEXT = "".join(f"{q}\tAl Ulm\n" for q in QUESTIONS)
@@ -33,7 +34,7 @@ def test_predict(student, oracle, parts):
 
 @graded(points=1, covers=["exact_match"])
 def test_exact_match(student, parts):
-    """exact_match: counts answers equal to their label, ignoring surrounding spaces"""
+    """exact_match: counts answers equal to their label (case counts), ignoring surrounding spaces"""
     with parts("plain"):
         got = student.run.exact_match(["Ulm", "Paris", "Rome"], ["Ulm", "Rome", "Rome"])
         assert tuple(got) == (2, 3), f"exact_match gave {got!r}, expected (2, 3)"
@@ -41,6 +42,17 @@ def test_exact_match(student, parts):
         got = student.run.exact_match([" Ulm", "New Lake \n", "Rome"], ["Ulm ", "New Lake", "Rom"])
         assert tuple(got) == (2, 3), (f"exact_match gave {got!r} for answers with surrounding spaces, expected (2, 3): "
                                       "strip() both sides before comparing")
+    with parts("case counts"):
+        got = student.run.exact_match(["ulm", "Paris"], ["Ulm", "Paris"])
+        assert tuple(got) == (1, 2), (f"exact_match gave {got!r} for ['ulm', 'Paris'] against ['Ulm', 'Paris'], "
+                                      "expected (1, 2): an answer is exact only with the label's case")
+    with parts("no predictions"):
+        got = student.run.exact_match([], [])
+        assert tuple(got) == (0, 0), f"exact_match([], []) gave {got!r}, expected (0, 0)"
+    with parts("lists of different lengths"):
+        assert_raises_value_error(lambda: student.run.exact_match(["Ulm"], ["Ulm", "Rome"]),
+                                  "exact_match(['Ulm'], ['Ulm', 'Rome'])",
+                                  "a prediction is missing, so the score would count a shorter test set")
 
 
 
@@ -49,7 +61,11 @@ DOCUMENTS = 2937
 FIELDS = ("max_epochs", "batch_size", "learning_rate", "lr_decay", "warmup_tokens", "final_tokens", "num_workers")
 CALLS = [("pretraining", f"pretrain_config('gpu', {DOCUMENTS})"),
          ("finetuning after pretraining", f"finetune_config('gpu', {DOCUMENTS}, pretrained=True)"),
-         ("finetuning from scratch", f"finetune_config('gpu', {DOCUMENTS}, pretrained=False)")]
+         ("finetuning from scratch", f"finetune_config('gpu', {DOCUMENTS}, pretrained=False)"),
+         # lr and the options, which no call above sets: each must win over the preset's value
+         ("pretraining with lr and options", "pretrain_config('cpu', 100, lr=3e-4, max_epochs=2, batch_size=7)"),
+         ("finetuning with lr and options",
+          "finetune_config('cpu', 100, True, lr=1e-4, max_epochs=3, warmup_tokens=5)")]
 
 
 @graded(points=2, covers=["pretrain_config", "finetune_config"])
@@ -58,7 +74,9 @@ def test_recipe_configs(student, oracle, parts):
 
     def configs(impl):
         made = [impl.run.pretrain_config("gpu", DOCUMENTS), impl.run.finetune_config("gpu", DOCUMENTS, True),
-                impl.run.finetune_config("gpu", DOCUMENTS, False)]
+                impl.run.finetune_config("gpu", DOCUMENTS, False),
+                impl.run.pretrain_config("cpu", 100, lr=3e-4, max_epochs=2, batch_size=7),
+                impl.run.finetune_config("cpu", 100, True, lr=1e-4, max_epochs=3, warmup_tokens=5)]
         return [{field: read(config, field) for field in FIELDS} for config in made]
 
     got, expected = configs(student), oracle(configs)

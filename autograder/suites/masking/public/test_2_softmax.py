@@ -22,21 +22,24 @@ def test_matches_reference(masking, oracle, parts):
 
 
 @graded(points=2, covers=["masked_softmax"])
-def test_rows_and_zeros(masking, parts):
+def test_rows_and_zeros(masking, oracle, parts):
     """masked_softmax: rows sum to one and masked keys get exactly zero weight"""
     scores = common.scores((4, 7, 7), seed=3)
     mask = common.key_mask((4, 7, 7), seed=3)
     mask[..., 0] = True  # every row keeps at least one key
     weights = masking.masked_softmax(scores, mask)
     assert_tensor(weights, "the weights", shape=tuple(scores.shape), dtype=scores.dtype)
-    with parts("rows sum to one"):
+    right = "the weights match the reference"
+    with parts(right):  # a softmax over the wrong keys sums to one too: the properties count once it is right
+        assert_close(weights, oracle(lambda impl: impl.masking.masked_softmax(scores, mask)), "the weights")
+    with parts("rows sum to one", requires=right):
         assert_rows_sum_to_one(weights)
-    with parts("masked keys get exactly 0"):
+    with parts("masked keys get exactly 0", requires=right):
         leaked = weights[~mask]
         assert bool((leaked == 0).all()), (
             f"{int((leaked != 0).sum())} masked entries have nonzero weight (largest {float(leaked.abs().max()):.3g}); "
             "masked keys must get exactly 0: fill their scores with -inf before the softmax, not after")
-    with parts("weights are finite and non-negative"):
+    with parts("weights are finite and non-negative", requires=right):
         assert bool(torch.isfinite(weights).all()), "some weights are NaN or infinite"
         assert not bool((weights < 0).any()), "some weights are negative"
 

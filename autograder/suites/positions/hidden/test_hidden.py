@@ -24,12 +24,13 @@ def test_equivariance_random(positions, oracle, parts, seed):
     weights = common.ffn_weights(D, F, seed, torch.float64)
     perm, table = common.permutation(T, seed), common.vectors((T, D), seed + 1, torch.float64)
     label = f"T={T}, D={D}, F={F}, batch {B}"
-    with parts(f"attention_ffn matches the reference, {label}"):
+    right = f"attention_ffn matches the reference, {label}"
+    with parts(right):  # a wrong layer (x itself, say) is equivariant too: the properties count once Z is right
         got = positions.attention_ffn(x, weights)
         assert_close(got, oracle(lambda impl: impl.positions.attention_ffn(x, weights)), "the output")
-    with parts(f"Z(PX) = P Z(X) without positions, {label}"):
+    with parts(f"Z(PX) = P Z(X) without positions, {label}", requires=right):
         common.assert_equivariant(positions, x, perm, weights)
-    with parts(f"not equivariant with positions, {label}"):
+    with parts(f"not equivariant with positions, {label}", requires=right):
         common.assert_not_equivariant(positions, x, perm, weights, table)
     # Checked both ways round: (P X, P^-1) negates the differences of (X, P), so that a signed maximum taken for the
     # absolute one shows under any draw, not only where the largest difference happens to be negative.
@@ -112,19 +113,23 @@ def test_rope_random(positions, oracle, parts, seed):
 
 
 @graded(points=3, covers=["apply_rope"])
-def test_rope_properties_random(positions, parts, seed):
+def test_rope_properties_random(positions, oracle, parts, seed):
     """apply_rope on unseen inputs: norms kept, identity at 0, relative scores, one-token decoding"""
     B, H, T, half = common.random_dims(seed, 4, 2, 10)
     table = common.angle_table(2 * half, 4 * T + 40, seed)
     x = common.vectors((B, H, T, 2 * half), seed + 1, torch.float64)
     shifts = tuple(common.random_dims(seed + 2, 2, 1, 3 * T + 30))
-    with parts("norms are preserved"):
+    right = "rotates x like the reference"
+    with parts(right):  # rotating the halves keeps every property below: they count once the rotation is right
+        assert_close(positions.apply_rope(x, table), oracle(lambda impl: impl.positions.apply_rope(x, table)),
+                     "the rotated x")
+    with parts("norms are preserved", requires=right):
         common.assert_norms_preserved(positions, x, table)
-    with parts("all positions 0 is the identity"):
+    with parts("all positions 0 is the identity", requires=right):
         common.assert_identity_at_zero(positions, x, table)
-    with parts(f"(R_m q) . (R_n k) depends only on m - n (shifts {shifts})"):
+    with parts(f"(R_m q) . (R_n k) depends only on m - n (shifts {shifts})", requires=right):
         common.assert_relative(positions, x[0, 0, 0], x[1, 1, -1], table, shifts)
-    with parts("decoding one token at position t equals row t of the full pass"):
+    with parts("decoding one token at position t equals row t of the full pass", requires=right):
         common.assert_decode_matches(positions, x, table, steps=tuple(sorted({0, T // 2, T - 1})))
 
 

@@ -7,16 +7,6 @@ from autograder.grading import graded
 from autograder.suites.positions import common
 
 
-@graded(points=1, covers=["RotaryCausalSelfAttention", "apply_rope", "scaled_dot_product_attention"],
-        builds_on=["masking"])
-def test_each_dropout_site(student, parts, seed):
-    """RotaryCausalSelfAttention: dropout on the attention weights and on the output, each on its own"""
-    state = common.attention_state(16, seed=seed)
-    common.assert_each_dropout_site(
-        student, lambda p, train: common.rotary(student, 16, 4, state, dropout=p, train=train),
-        common.inputs(2, 6, 16, seed=seed), seed, parts)
-
-
 @graded(points=1, covers=["apply_rope"])
 def test_rope_refusals(positions, parts, seed):
     """apply_rope: a position at max_positions or below 0, or a width the table does not fit, raises ValueError"""

@@ -40,13 +40,17 @@ def test_permute_check(positions, oracle, parts):
 
 
 @graded(points=1, covers=COVERS, builds_on=["masking"])
-def test_equivariance_property(positions, parts):
+def test_equivariance_property(positions, oracle, parts):
     """attention_ffn: Z(PX) = P Z(X) without positions, and not once positions are added"""
     x = common.vectors((3, 7, 8), seed=120, dtype=torch.float64)
     weights = common.ffn_weights(8, 12, seed=120, dtype=torch.float64)
     perm = common.permutation(7, seed=120)
-    with parts("equivariant without positions"):
+    right = "attention_ffn matches the reference"
+    with parts(right):  # a wrong layer (x itself, say) is equivariant too: the properties count once Z is right
+        assert_close(positions.attention_ffn(x, weights),
+                     oracle(lambda impl: impl.positions.attention_ffn(x, weights)), "attention_ffn(x, weights)")
+    with parts("equivariant without positions", requires=right):
         common.assert_equivariant(positions, x, perm, weights)
-    with parts("not equivariant with positions"):
+    with parts("not equivariant with positions", requires=right):
         table = common.vectors((7, 8), seed=121, dtype=torch.float64)
         common.assert_not_equivariant(positions, x, perm, weights, table)

@@ -2,7 +2,7 @@
 
 import torch
 
-from autograder.grading import assert_close, assert_tensor, forward_backward, graded
+from autograder.grading import assert_close, assert_tensor, forward_backward, graded, read
 from autograder.suites.positions import common
 
 
@@ -51,3 +51,24 @@ def test_learned_gradients(student):
     assert_close(value, expected, "the gradient of weight (row t sums the output gradients at position t over the "
                  "batch; rows T and beyond get none)")
     assert_close(got["input_grads"][0], grad, "the gradient of x (the embeddings are added, so it passes unchanged)")
+
+
+@graded(points=1, covers=["LearnedPositions"])
+def test_learned_initialisation(student):
+    """LearnedPositions: a new table is drawn from N(0, 0.02^2) (its spread and its tails, not only its mean)"""
+    student.seed(0)
+    module = student.positions.LearnedPositions(256, 64)
+    weight = read(module, "weight")
+    assert_tensor(weight, "a new LearnedPositions(256, 64).weight", shape=(256, 64), dtype=torch.float32)
+    # the table as forward adds it: a module whose forward is missing or wrong earns nothing for its table alone
+    assert_close(module(torch.zeros(1, 256, 64))[0], weight, "a new LearnedPositions(256, 64) applied to zeros (it "
+                 "adds the table, so the result is weight itself)")
+    values = weight.double()
+    mean, std = float(values.mean()), float(values.std())
+    tails = float((values.abs() > 0.04).double().mean())  # beyond two standard deviations: 4.6% of a normal draw
+    assert abs(mean) < 0.002 and 0.019 <= std <= 0.021, (
+        f"a new table has mean {mean:.4f} and standard deviation {std:.4f}; initialise it from N(0, 0.02^2): "
+        "0.02 * torch.randn(block_size, d_model)")
+    assert 0.035 <= tails <= 0.056, (
+        f"{tails:.1%} of a new table's entries lie beyond 0.04 (two standard deviations), where a normal draw puts "
+        "4.6%: draw from a normal distribution (torch.randn), not a uniform one")

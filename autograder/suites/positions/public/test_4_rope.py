@@ -50,19 +50,27 @@ def test_apply_rope_matches_reference(positions, oracle, parts):
 
 
 @graded(points=3, covers=["apply_rope"])
-def test_apply_rope_properties(positions, parts):
+def test_apply_rope_properties(positions, oracle, parts):
     """apply_rope: keeps norms, is the identity at position 0, scores depend only on m - n, one-token decoding"""
     table = common.angle_table(8, 64, seed=8)
     x = common.vectors((2, 3, 10, 8), seed=420, dtype=torch.float64)
-    with parts("norms are preserved"):
+    right = "rotates x like the reference"
+    with parts(right):  # rotating the halves keeps every property below: they count once the rotation is right
+        assert_close(positions.apply_rope(x, table), oracle(lambda impl: impl.positions.apply_rope(x, table)),
+                     "the rotated x")
+    with parts("norms are preserved", requires=right):
         common.assert_norms_preserved(positions, x, table)
-    with parts("all positions 0 is the identity"):
+    with parts("all positions 0 is the identity", requires=right):
         common.assert_identity_at_zero(positions, x, table)
-    with parts("(R_m q) . (R_n k) depends only on m - n"):
+    with parts("(R_m q) . (R_n k) depends only on m - n", requires=right):
         common.assert_relative(positions, x[0, 0], x[1, 1], table, shifts=(3, 17))
-    with parts("decoding one token at position t equals row t of the full pass"):
+    with parts("decoding one token at position t equals row t of the full pass", requires=right):
         common.assert_decode_matches(positions, x, table, steps=(0, 4, 9))
     with parts("a position past the table raises a ValueError"):
         common.assert_raises_value_error(lambda: positions.apply_rope(common.vectors((70, 8), seed=421), table),
                                          "apply_rope on 70 positions with a 64-position table",
                                          "there is no angle for positions past max_positions")
+    with parts("a table for another head width raises a ValueError"):
+        common.assert_raises_value_error(lambda: positions.apply_rope(x, common.angle_table(6, 64, seed=6)),
+                                         "apply_rope on head_dim 8 with a table of 3 angles per position",
+                                         "each pair of features needs its own angle: build freqs for the head width")

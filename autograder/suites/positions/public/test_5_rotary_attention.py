@@ -62,14 +62,26 @@ def test_values_are_not_rotated(student, parts):
 
 
 @graded(points=1, covers=COVERS, builds_on=["masking"])
-def test_rotary_causality_and_state(student, parts):
+def test_rotary_causality_and_state(student, oracle, parts):
     """RotaryCausalSelfAttention: causal, and the same state dict as CausalSelfAttention (table not saved)"""
     state = common.attention_state(16, seed=540)
     module = common.rotary(student, 16, 4, state)
-    with parts("changing future tokens never changes earlier outputs"):
-        common.assert_causal(module, common.inputs(2, 8, 16, seed=540), seed=541)
+    x = common.inputs(2, 8, 16, seed=540)
+    right = "the output matches the reference"
+    with parts(right):  # a wrong module can be causal too: causality counts once the output is right
+        common.assert_output_matches(module(x), oracle(lambda impl: common.rotary(impl, 16, 4, state)(x)), x)
+    with parts("changing future tokens never changes earlier outputs", requires=right):
+        common.assert_causal(module, x, seed=541)
     with parts("state_dict keys"):
         keys = sorted(module.state_dict().keys())
         assert keys == sorted(state), (f"the state dict holds {keys}; it should hold exactly the parameters of "
                                        f"CausalSelfAttention ({sorted(state)}): register the frequency table with "
                                        "register_buffer(..., persistent=False)")
+
+
+@graded(points=1, covers=COVERS, builds_on=["masking"])
+def test_rotary_dropout(student, oracle, parts):
+    """RotaryCausalSelfAttention: dropout is off in eval mode, and in training acts on the weights and on the output"""
+    state = common.attention_state(16, seed=530)
+    common.assert_dropout(student, oracle, parts, lambda impl, **mode: common.rotary(impl, 16, 4, state, **mode),
+                          common.inputs(2, 6, 16, seed=530))
