@@ -7,6 +7,15 @@ checked before it is extracted, links are not followed) and compared file by fil
 submission (``masking.py`` with ``masking.py``); a notebook is compared by its code cells. Data files (predictions)
 are not code and are left out.
 
+A class is not compared pair by pair: the pairs compared are those an index proposes (``candidates``), a MinHash LSH
+Ensemble (datasketch's) over each file's winnowed fingerprints, which finds the files of which a given share of
+fingerprints is found in another (containment, as copydetect's share is) in time near-linear in the class size. It
+is tuned to propose every pair over half the reported threshold, so that it misses none that all pairs would report
+(``tests/test_similarity.py`` plants a copy; ``bench/scale.py`` compares both on a synthetic class). A pair proposed
+is measured as copydetect measures it, on arrays (``Overlap``): copydetect's own comparison loops in Python over
+every shared fingerprint, which a class of near-copies of one long file pays thousands of times; only the pairs
+shown are compared by copydetect, for its highlighted code.
+
 A pair is a lead for a person to read, never a verdict: two students who both copied the lecture's worked example
 match each other too.
 """
@@ -21,7 +30,8 @@ from pathlib import Path
 import numpy as np
 from copydetect import CodeFingerprint, compare_files
 from copydetect.defaults import GUARANTEE_THRESHOLD, NOISE_THRESHOLD
-from copydetect.utils import highlight_overlap
+from copydetect.utils import get_copied_slices, highlight_overlap
+from datasketch import MinHash, MinHashLSHEnsemble
 
 from autograder import scratch
 from autograder.course import Assignment
@@ -33,6 +43,8 @@ log = logging.getLogger("autograder.report.similarity")
 
 NOISE, WINDOW = NOISE_THRESHOLD, GUARANTEE_THRESHOLD - NOISE_THRESHOLD + 1  # copydetect's defaults (as MOSS's)
 THRESHOLD = 0.5  # the share of a file's fingerprints (beyond the skeleton's) found in the other file, to report
+PREFILTER = THRESHOLD / 2  # the containment over which the index proposes a pair: far below, so that it misses none
+PERMUTATIONS = 128  # MinHash's: its containment estimate errs by about 0.05 (datasketch's default)
 
 
 @dataclass
@@ -54,11 +66,12 @@ class Pair:
 
 
 def similar_pairs(assignment: Assignment, sources: dict[str, Path], threshold: float = THRESHOLD,
-                  shown: int = 25) -> tuple[list[Pair], int]:
+                  shown: int = 25, indexed: bool = True) -> tuple[list[Pair], int]:
     """The ``shown`` most similar pairs among ``sources`` (submission name -> the folder or zip graded) with a file
     of which at least ``threshold`` matches the other's, most similar first, and how many pairs are over it. Only
     the shown pairs get their code highlighted (a class of near-identical short solutions has thousands of pairs).
-    Submissions that cannot be staged are left out (the report lists them among those not graded)."""
+    Submissions that cannot be staged are left out (the report lists them among those not graded). ``indexed``:
+    compare the pairs the index proposes (``candidates``); False compares all pairs (the benchmark's baseline)."""
     with scratch.folder("similarity") as root:
         boilerplate = _code_files(assignment.skeleton_dir, root / "boilerplate", assignment)
         skeleton = [h for path in boilerplate.values() for h in CodeFingerprint(str(path), NOISE, 1).hashes]
@@ -73,17 +86,75 @@ def similar_pairs(assignment: Assignment, sources: dict[str, Path], threshold: f
             for file, path in _code_files(staged, root / "code" / name, assignment).items():
                 prints.setdefault(file, {})[name] = CodeFingerprint(str(path), NOISE, WINDOW, ignored)
     found = []
-    for file, by_name in prints.items():
-        for first, second in itertools.combinations(sorted(by_name), 2):
-            _, shares, slices = compare_files(by_name[first], by_name[second])
+    proposed = candidates(prints) if indexed else {
+        file: list(itertools.combinations(sorted(by_name), 2)) for file, by_name in prints.items()}
+    overlaps = {file: {name: Overlap(fingerprint) for name, fingerprint in by_name.items()}
+                for file, by_name in prints.items()}
+    for file, names in proposed.items():
+        for first, second in names:
+            shares = overlaps[file][first].shares(overlaps[file][second])
             if max(shares) >= threshold:
-                found.append((max(shares), first, second, file, shares, slices))
+                found.append((max(shares), first, second, file))
     found.sort(key=lambda item: (-item[0], item[1], item[2]))
-    pairs = [Pair(first, second, file, float(shares[0]), float(shares[1]),
-                  _highlighted(prints[file][first], slices[0], "red"), _highlighted(prints[file][second], slices[1],
-                                                                                   "green"))
-             for _, first, second, file, shares, slices in found[:shown]]
+    pairs = []
+    for _, first, second, file in found[:shown]:
+        _, shares, slices = compare_files(prints[file][first], prints[file][second])
+        pairs.append(Pair(first, second, file, float(shares[0]), float(shares[1]),
+                          _highlighted(prints[file][first], slices[0], "red"),
+                          _highlighted(prints[file][second], slices[1], "green")))
     return pairs, len(found)
+
+
+class Overlap:
+    """One file's fingerprints as arrays, to measure what copydetect's ``compare_files`` measures (the share of each
+    file's code covered by k-grams found in the other) without its loop over every shared fingerprint in Python:
+    copies of a long file share hundreds, and a class of copies has thousands of pairs."""
+
+    def __init__(self, fingerprint: CodeFingerprint):
+        self.k, self.coverage = fingerprint.k, fingerprint.token_coverage
+        self.empty = not fingerprint.filtered_code
+        self.hashes = np.fromiter(fingerprint.hashes, dtype=np.int64, count=len(fingerprint.hashes))
+        where = fingerprint.hash_idx
+        self.positions = np.array([i for h in where for i in where[h]], dtype=np.int64)
+        self.owners = np.array([h for h in where for _ in where[h]], dtype=np.int64)  # the hash at each position
+
+    def shares(self, other: Overlap) -> tuple[float, float]:
+        """The share of this file's code and of ``other``'s found in the other one (0 to 1 each), as
+        ``compare_files`` computes them."""
+        common = np.intersect1d(self.hashes, other.hashes, assume_unique=True)
+        if not len(common):
+            return 0.0, 0.0
+        return self._share(common), other._share(common)
+
+    def _share(self, common: np.ndarray) -> float:
+        if self.empty:
+            return 0.0
+        starts, ends = get_copied_slices(self.positions[np.isin(self.owners, common)], self.k)
+        return float(np.sum(ends - starts) / self.coverage)
+
+
+def candidates(prints: dict[str, dict[str, CodeFingerprint]]) -> dict[str, list[tuple[str, str]]]:
+    """The pairs of submissions (names in order) worth comparing, by file: those of which one file's fingerprints are
+    found in the other's at least ``PREFILTER``, as a MinHash LSH Ensemble estimates it. One index holds every file of
+    the assignment (its set-up costs a fraction of a second, whatever the class size); each file is asked for once,
+    so the cost grows with the class size and the pairs proposed, not with all pairs."""
+    # copydetect's hashes are a set of 64-bit ones; their low 32 bits are already a hash, which MinHash permutes as
+    # it does its own
+    entries = {(file, name): np.unique(np.fromiter(fingerprint.hashes, dtype=np.int64) & 0xFFFFFFFF)
+               for file, by_name in prints.items() for name, fingerprint in by_name.items()}
+    entries = {key: hashes for key, hashes in entries.items() if len(hashes)}
+    if not entries:
+        return {}
+    sketches = dict(zip(entries, MinHash.bulk([hashes.tolist() for hashes in entries.values()],
+                                              num_perm=PERMUTATIONS, hashfunc=int), strict=True))
+    index = MinHashLSHEnsemble(threshold=PREFILTER, num_perm=PERMUTATIONS)
+    index.index([(key, sketches[key], len(hashes)) for key, hashes in entries.items()])
+    proposed: dict[str, set[tuple[str, str]]] = {}
+    for (file, name), hashes in entries.items():
+        for other_file, other in index.query(sketches[file, name], len(hashes)):
+            if other_file == file and other != name:
+                proposed.setdefault(file, set()).add((min(name, other), max(name, other)))
+    return {file: sorted(pairs) for file, pairs in proposed.items()}
 
 
 def _highlighted(fingerprint: CodeFingerprint, slices, colour: str) -> str:
