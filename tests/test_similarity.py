@@ -35,9 +35,9 @@ def test_the_index_finds_the_pairs_all_pairs_find(small_class):
     original = (small_class["example-partly_wrong"] / "masking.py").read_text()
     planted = (small_class["planted"] / "masking.py").read_text()
     assert planted != original and "# " in planted.replace(original, ""), "the copy was edited"
-    masking = course.load("masking")
-    indexed = similarity.similar_pairs(masking, small_class, shown=1000)
-    everything = similarity.similar_pairs(masking, small_class, shown=1000, indexed=False)
+    prints = similarity.fingerprints(course.load("masking"), small_class)
+    indexed = similarity.most_similar(prints, shown=1000)
+    everything = similarity.most_similar(prints, shown=1000, indexed=False)
     listed = [(p.first, p.second, p.file, p.first_share, p.second_share) for p in indexed[0]]
     assert listed == [(p.first, p.second, p.file, p.first_share, p.second_share) for p in everything[0]]
     assert indexed[1] == everything[1] == len(listed)

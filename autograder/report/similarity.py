@@ -66,12 +66,16 @@ class Pair:
 
 
 def similar_pairs(assignment: Assignment, sources: dict[str, Path], threshold: float = THRESHOLD,
-                  shown: int = 25, indexed: bool = True) -> tuple[list[Pair], int]:
+                  shown: int = 25) -> tuple[list[Pair], int]:
     """The ``shown`` most similar pairs among ``sources`` (submission name -> the folder or zip graded) with a file
     of which at least ``threshold`` matches the other's, most similar first, and how many pairs are over it. Only
     the shown pairs get their code highlighted (a class of near-identical short solutions has thousands of pairs).
-    Submissions that cannot be staged are left out (the report lists them among those not graded). ``indexed``:
-    compare the pairs the index proposes (``candidates``); False compares all pairs (the benchmark's baseline)."""
+    Submissions that cannot be staged are left out (the report lists them among those not graded)."""
+    return most_similar(fingerprints(assignment, sources), threshold, shown)
+
+
+def fingerprints(assignment: Assignment, sources: dict[str, Path]) -> dict[str, dict[str, CodeFingerprint]]:
+    """Each code file's fingerprints (beyond the skeleton's) by submission, by file name (``masking.py``)."""
     with scratch.folder("similarity") as root:
         boilerplate = _code_files(assignment.skeleton_dir, root / "boilerplate", assignment)
         skeleton = [h for path in boilerplate.values() for h in CodeFingerprint(str(path), NOISE, 1).hashes]
@@ -85,6 +89,13 @@ def similar_pairs(assignment: Assignment, sources: dict[str, Path], threshold: f
                 continue
             for file, path in _code_files(staged, root / "code" / name, assignment).items():
                 prints.setdefault(file, {})[name] = CodeFingerprint(str(path), NOISE, WINDOW, ignored)
+    return prints
+
+
+def most_similar(prints: dict[str, dict[str, CodeFingerprint]], threshold: float = THRESHOLD, shown: int = 25,
+                 indexed: bool = True) -> tuple[list[Pair], int]:
+    """``similar_pairs`` of ``fingerprints``. ``indexed``: compare the pairs the index proposes (``candidates``);
+    False compares all pairs (the benchmark's baseline, and the test's)."""
     found = []
     proposed = candidates(prints) if indexed else {
         file: list(itertools.combinations(sorted(by_name), 2)) for file, by_name in prints.items()}
