@@ -17,7 +17,11 @@ renamed, comments, independent assignments swapped), so that the similarity chec
    the gradebook leaves out), one summary row, and a report with a gradebook per assignment.
 3. The class report: its time with the similarity check, and the similarity check alone on ``--similarity-size``
    students (the class by default) with the index (``similarity.candidates``) and with all pairs: the times and
-   whether both found the same pairs.
+   whether both found the same pairs. This class is near-copies of one reference per assignment, so nearly every
+   pair is over the threshold and the index can leave none out; so, too:
+4. ``--unrelated`` files that share little (modules of the installed packages, as if each were one student's
+   ``masking.py``) with ten edited copies planted among them: the pairs the index proposes, the times with it and
+   with all pairs, and whether both found the same pairs, planted copies included.
 
 Every node is a separate raylet with its own CPUs (``ray.cluster_utils.Cluster``, as Ray's own multi-node tests
 run), but they share this machine's cores: the throughput shows what several nodes cost and that they work
@@ -31,6 +35,7 @@ import argparse
 import csv
 import logging
 import os
+import random
 import secrets
 import sys
 import tempfile
@@ -40,11 +45,12 @@ from collections import defaultdict
 from pathlib import Path
 
 from common import environment
+from copydetect import CodeFingerprint
 
 from autograder import course
 
 sys.path.insert(0, str(course.REPO_ROOT / "tests"))
-from classmates import make_class  # noqa: E402 - the tests' synthetic class, shared with the similarity test
+from classmates import edited, make_class  # noqa: E402 - the tests' synthetic class, shared with the similarity test
 
 from autograder.batch import ray as ray_engine  # noqa: E402
 from autograder.batch.discovery import Job, discover  # noqa: E402
@@ -170,8 +176,9 @@ def compare_similarity(sources: dict[str, Path], by_assignment: dict[str, list[s
     """The similarity check per assignment with the index and with all pairs: prints the time to fingerprint the
     code, then to find the pairs each way; returns the assignments where the two found different pairs."""
     differ = []
-    print("| assignment | students | fingerprints | pairs over the threshold | index | all pairs |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    print("| assignment | students | fingerprints | pairs over the threshold | pairs proposed (of all) | index | "
+          "all pairs |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     totals = defaultdict(float)
     for name, members in sorted(by_assignment.items()):
         started = time.monotonic()
@@ -188,10 +195,54 @@ def compare_similarity(sources: dict[str, Path], by_assignment: dict[str, list[s
         if found[True] != found[False]:
             differ.append(name)
         print(f"| {name} | {len(members)} | {fingerprinting:.1f} s | {found[True][0]} (all pairs: {found[False][0]}) "
-              f"| {seconds[True]:.1f} s | {seconds[False]:.1f} s |", flush=True)
+              f"| {_proposed(prints)} | {seconds[True]:.1f} s | {seconds[False]:.1f} s |", flush=True)
     print(f"similarity in all: fingerprints {totals['fingerprints']:.1f} s, then the pairs {totals[True]:.1f} s with "
           f"the index, {totals[False]:.1f} s with all pairs")
     return differ
+
+
+def compare_unrelated(count: int, folder: Path) -> list[str]:
+    """The similarity check on ``count`` unrelated Python files with ten edited copies of some planted: prints the
+    pairs proposed and the times; returns what went wrong."""
+    import numpy
+
+    packages = Path(numpy.__file__).parent.parent
+    files = [path for path in sorted(packages.rglob("*.py")) if 2000 < path.stat().st_size < 20000]
+    chosen = files[::max(1, len(files) // count)][:count]
+    rng = random.Random(0)
+    folder.mkdir(parents=True)
+    sources = {}
+    for index, path in enumerate(chosen):
+        sources[f"student-{index:04d}"] = path
+    planted = {}
+    for index, path in enumerate(chosen[:: max(1, len(chosen) // 10)][:10]):
+        copy = folder / f"copy-{index}.py"
+        copy.write_text(edited(path.read_text(errors="replace"), rng))
+        planted[f"copy-{index}"] = next(name for name, source in sources.items() if source == path)
+        sources[f"copy-{index}"] = copy
+    started = time.monotonic()
+    prints = {"masking.py": {name: CodeFingerprint(str(path), similarity.NOISE, similarity.WINDOW)
+                             for name, path in sources.items()}}
+    fingerprinting = time.monotonic() - started
+    found, seconds = {}, {}
+    for indexed in (True, False):
+        started = time.monotonic()
+        pairs, total = similarity.most_similar(prints, shown=10 ** 6, indexed=indexed)
+        seconds[indexed] = time.monotonic() - started
+        found[indexed] = {(p.first, p.second) for p in pairs}
+    print(f"  {len(sources)} files ({len(planted)} planted copies): fingerprints {fingerprinting:.1f} s; "
+          f"{_proposed(prints)} pairs proposed; {len(found[True])} pairs over the threshold (all pairs: "
+          f"{len(found[False])}); {seconds[True]:.1f} s with the index, {seconds[False]:.1f} s with all pairs",
+          flush=True)
+    problems = [] if found[True] == found[False] else ["unrelated files: the index and all pairs found different pairs"]
+    missed = [copy for copy, original in planted.items() if tuple(sorted((copy, original))) not in found[True]]
+    return problems + ([f"planted copies not found: {missed}"] if missed else [])
+
+
+def _proposed(prints: dict) -> str:
+    proposed = sum(len(pairs) for pairs in similarity.candidates(prints).values())
+    every = sum(len(by_name) * (len(by_name) - 1) // 2 for by_name in prints.values())
+    return f"{proposed} of {every}"
 
 
 def _column(path: Path) -> list[str]:
@@ -204,6 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=500, help="the class graded with a node killed")
     parser.add_argument("--throughput-size", type=int, default=40, help="the students graded per node count")
     parser.add_argument("--similarity-size", type=int, help="the class for the similarity check (default: --size)")
+    parser.add_argument("--unrelated", type=int, default=500, help="unrelated files for the similarity check")
     parser.add_argument("--nodes", type=int, default=3)
     parser.add_argument("--cpus", type=int, default=2, help="each node's (lm asks for 2)")
     parser.add_argument("--skip-tag", action="append", dest="skip", default=None,
@@ -262,6 +314,8 @@ def main(argv: list[str] | None = None) -> int:
             by_assignment[job.assignment].append(job.name)
         differ = compare_similarity({job.name: job.source for job in jobs}, by_assignment)
         failures += [f"the index and all pairs found different pairs for {name}" for name in differ]
+        print(f"4. the similarity check on {options.unrelated} unrelated files:")
+        failures += compare_unrelated(options.unrelated, root / "unrelated")
     print("\n".join(["FAILED:", *failures]) if failures else "all checks passed")
     return 1 if failures else 0
 

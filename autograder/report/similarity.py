@@ -7,14 +7,17 @@ checked before it is extracted, links are not followed) and compared file by fil
 submission (``masking.py`` with ``masking.py``); a notebook is compared by its code cells. Data files (predictions)
 are not code and are left out.
 
-A class is not compared pair by pair: the pairs compared are those an index proposes (``candidates``), a MinHash LSH
-Ensemble (datasketch's) over each file's winnowed fingerprints, which finds the files of which a given share of
-fingerprints is found in another (containment, as copydetect's share is) in time near-linear in the class size. It
-is tuned to propose every pair over half the reported threshold, so that it misses none that all pairs would report
-(``tests/test_similarity.py`` plants a copy; ``bench/scale.py`` compares both on a synthetic class). A pair proposed
-is measured as copydetect measures it, on arrays (``Overlap``): copydetect's own comparison loops in Python over
-every shared fingerprint, which a class of near-copies of one long file pays thousands of times; only the pairs
-shown are compared by copydetect, for its highlighted code.
+A class is not compared pair by pair: the pairs compared are those an index of the fingerprints proposes
+(``candidates``), MOSS's way: an inverted index from each winnowed fingerprint to the files that hold it, as a
+sparse matrix, so that only files that share a fingerprint meet, and each pair's share is estimated at once in
+scipy's sparse product. The estimate counts the positions of a file's fingerprints found in the other, as copydetect
+does: a file whose code repeats one pattern (a table of constants) matches a file that holds the pattern once. It
+proposes every pair over half the reported threshold, so that it misses none that all pairs would report
+(``tests/test_similarity.py``; ``bench/scale.py`` compares both). A MinHash LSH prefilter was tried and missed such
+pairs: it sees each fingerprint once, however often it repeats. A pair proposed is measured as copydetect measures
+it, on arrays (``Overlap``): copydetect's own comparison loops in Python over every shared fingerprint, which a
+class of near-copies of one long file pays thousands of times; only the pairs shown are compared by copydetect, for
+its highlighted code.
 
 A pair is a lead for a person to read, never a verdict: two students who both copied the lecture's worked example
 match each other too.
@@ -31,7 +34,7 @@ import numpy as np
 from copydetect import CodeFingerprint, compare_files
 from copydetect.defaults import GUARANTEE_THRESHOLD, NOISE_THRESHOLD
 from copydetect.utils import get_copied_slices, highlight_overlap
-from datasketch import MinHash, MinHashLSHEnsemble
+from scipy import sparse
 
 from autograder import scratch
 from autograder.course import Assignment
@@ -43,8 +46,8 @@ log = logging.getLogger("autograder.report.similarity")
 
 NOISE, WINDOW = NOISE_THRESHOLD, GUARANTEE_THRESHOLD - NOISE_THRESHOLD + 1  # copydetect's defaults (as MOSS's)
 THRESHOLD = 0.5  # the share of a file's fingerprints (beyond the skeleton's) found in the other file, to report
-PREFILTER = THRESHOLD / 2  # the containment over which the index proposes a pair: far below, so that it misses none
-PERMUTATIONS = 128  # MinHash's: its containment estimate errs by about 0.05 (datasketch's default)
+PREFILTER = THRESHOLD / 2  # the estimated share over which the index proposes a pair: far below, so it misses none
+BLOCK = 512  # files whose shares with every other are estimated at once: bounds the product's memory in a big class
 
 
 @dataclass
@@ -145,27 +148,32 @@ class Overlap:
 
 
 def candidates(prints: dict[str, dict[str, CodeFingerprint]]) -> dict[str, list[tuple[str, str]]]:
-    """The pairs of submissions (names in order) worth comparing, by file: those of which one file's fingerprints are
-    found in the other's at least ``PREFILTER``, as a MinHash LSH Ensemble estimates it. One index holds every file of
-    the assignment (its set-up costs a fraction of a second, whatever the class size); each file is asked for once,
-    so the cost grows with the class size and the pairs proposed, not with all pairs."""
-    # copydetect's hashes are a set of 64-bit ones; their low 32 bits are already a hash, which MinHash permutes as
-    # it does its own
-    entries = {(file, name): np.unique(np.fromiter(fingerprint.hashes, dtype=np.int64) & 0xFFFFFFFF)
-               for file, by_name in prints.items() for name, fingerprint in by_name.items()}
-    entries = {key: hashes for key, hashes in entries.items() if len(hashes)}
-    if not entries:
-        return {}
-    sketches = dict(zip(entries, MinHash.bulk([hashes.tolist() for hashes in entries.values()],
-                                              num_perm=PERMUTATIONS, hashfunc=int), strict=True))
-    index = MinHashLSHEnsemble(threshold=PREFILTER, num_perm=PERMUTATIONS)
-    index.index([(key, sketches[key], len(hashes)) for key, hashes in entries.items()])
-    proposed: dict[str, set[tuple[str, str]]] = {}
-    for (file, name), hashes in entries.items():
-        for other_file, other in index.query(sketches[file, name], len(hashes)):
-            if other_file == file and other != name:
-                proposed.setdefault(file, set()).add((min(name, other), max(name, other)))
-    return {file: sorted(pairs) for file, pairs in proposed.items()}
+    """The pairs of submissions (names in order) worth comparing, by file: those of which one file's fingerprint
+    positions have their fingerprint in the other file for at least ``PREFILTER`` of them. The work grows with the
+    pairs of files that share a fingerprint, not with all pairs."""
+    proposed = {}
+    for file, by_name in prints.items():
+        names = sorted(name for name, fingerprint in by_name.items() if fingerprint.hash_idx)
+        columns: dict[int, int] = {}
+        rows, cols, weights = [], [], []
+        for row, name in enumerate(names):
+            where = by_name[name].hash_idx
+            positions = sum(len(found) for found in where.values())
+            for value, found in where.items():
+                rows.append(row)
+                cols.append(columns.setdefault(value, len(columns)))
+                weights.append(len(found) / positions)
+        weighted = sparse.csr_matrix((weights, (rows, cols)), shape=(len(names), len(columns)))
+        present = (weighted > 0).astype(np.float64).T.tocsr()
+        pairs = set()
+        for first in range(0, len(names), BLOCK):
+            shares = (weighted[first:first + BLOCK] @ present).tocoo()  # [a, b]: the share of a's positions in b
+            for a, b in zip(shares.row[shares.data >= PREFILTER] + first, shares.col[shares.data >= PREFILTER],
+                            strict=True):
+                if a != b:
+                    pairs.add((names[min(a, b)], names[max(a, b)]))
+        proposed[file] = sorted(pairs)
+    return proposed
 
 
 def _highlighted(fingerprint: CodeFingerprint, slices, colour: str) -> str:
