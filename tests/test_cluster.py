@@ -313,3 +313,31 @@ def test_a_node_lost_mid_batch(tmp_path):
         except subprocess.TimeoutExpired:
             helper.kill()
             helper.wait()
+
+
+def test_stranded_counts_only_live_nodes_big_enough(monkeypatch):
+    """A task is given up only once no live node has had its CPUs, memory and GPU for the whole patience: a dead
+    node's resources do not count, a node that joins in time saves it, and one big enough in one resource only
+    does not."""
+    clock = [0.0]
+    monkeypatch.setattr(ray_engine.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(ray_engine, "STRANDED_SECONDS", 60.0)
+    monkeypatch.setattr(ray_engine, "NODES_SECONDS", 5.0)
+    small = {"Alive": True, "Resources": {"CPU": 1.0, "memory": 16 << 30}}
+    big_but_dead = {"Alive": False, "Resources": {"CPU": 8.0, "memory": 64 << 30}}
+    few_bytes = {"Alive": True, "Resources": {"CPU": 8.0, "memory": 1 << 30}}
+    nodes = [small, big_but_dead, few_bytes]
+    stranded = ray_engine.Stranded(type("Ray", (), {"nodes": staticmethod(lambda: nodes)}))
+    lm = {"num_cpus": 2, "memory": 4096 << 20, "num_gpus": 0}
+    masking = {"num_cpus": 1, "memory": 2048 << 20, "num_gpus": 0}
+    assert stranded.given_up({"lm": lm, "masking": masking}) == {}
+    clock[0] = 61.0
+    given_up = stranded.given_up({"lm": lm, "masking": masking})
+    assert list(given_up) == ["lm"] and "2 CPU(s), 4096 MiB of memory" in given_up["lm"]
+    clock[0] = 62.0
+    assert stranded.given_up({"lm": lm}) == {}, "the nodes are looked at every NODES_SECONDS only"
+    clock[0] = 70.0
+    assert stranded.given_up({"later": lm}) == {}, "a task's patience starts when it is first seen stranded"
+    nodes.append({"Alive": True, "Resources": {"CPU": 2.0, "memory": 8 << 30}})
+    clock[0] = 140.0
+    assert stranded.given_up({"later": lm}) == {}, "a node that joined runs it"
