@@ -10,14 +10,16 @@ are not code and are left out.
 A class is not compared pair by pair: the pairs compared are those an index of the fingerprints proposes
 (``candidates``), MOSS's way: an inverted index from each winnowed fingerprint to the files that hold it, as a
 sparse matrix, so that only files that share a fingerprint meet, and each pair's share is estimated at once in
-scipy's sparse product. The estimate counts the positions of a file's fingerprints found in the other, as copydetect
-does: a file whose code repeats one pattern (a table of constants) matches a file that holds the pattern once. It
-proposes every pair over half the reported threshold, so that it misses none that all pairs would report
-(``tests/test_similarity.py``; ``bench/scale.py`` compares both). A MinHash LSH prefilter was tried and missed such
-pairs: it sees each fingerprint once, however often it repeats. A pair proposed is measured as copydetect measures
-it, on arrays (``Overlap``): copydetect's own comparison loops in Python over every shared fingerprint, which a
-class of near-copies of one long file pays thousands of times; only the pairs shown are compared by copydetect, for
-its highlighted code.
+scipy's sparse product. The estimate is a bound that copydetect's share never exceeds, so the index proposes every
+pair that all pairs would report (``tests/test_similarity.py``; ``bench/scale.py`` compares both ways): copydetect
+covers k characters from each position of a fingerprint found in the other file (``NOISE``, fewer where they
+overlap) and divides by the characters all the file's positions cover, so the share is at most k times the positions
+found, over that. Counting positions, not fingerprints, matters: a file whose code repeats one pattern matches a
+file that holds the pattern once. A MinHash LSH prefilter, which sees each fingerprint once however often it
+repeats, was tried and missed such pairs; so did the share of positions alone, which is no bound. A pair proposed is
+measured as copydetect measures it, on arrays (``Overlap``): copydetect's own comparison loops in Python over every
+shared fingerprint, which a class of near-copies of one long file pays thousands of times; only the pairs shown are
+compared by copydetect, for its highlighted code.
 
 A pair is a lead for a person to read, never a verdict: two students who both copied the lecture's worked example
 match each other too.
@@ -46,7 +48,6 @@ log = logging.getLogger("autograder.report.similarity")
 
 NOISE, WINDOW = NOISE_THRESHOLD, GUARANTEE_THRESHOLD - NOISE_THRESHOLD + 1  # copydetect's defaults (as MOSS's)
 THRESHOLD = 0.5  # the share of a file's fingerprints (beyond the skeleton's) found in the other file, to report
-PREFILTER = THRESHOLD / 2  # the estimated share over which the index proposes a pair: far below, so it misses none
 BLOCK = 512  # files whose shares with every other are estimated at once: bounds the product's memory in a big class
 
 
@@ -100,7 +101,7 @@ def most_similar(prints: dict[str, dict[str, CodeFingerprint]], threshold: float
     """``similar_pairs`` of ``fingerprints``. ``indexed``: compare the pairs the index proposes (``candidates``);
     False compares all pairs (the benchmark's baseline, and the test's)."""
     found = []
-    proposed = candidates(prints) if indexed else {
+    proposed = candidates(prints, threshold) if indexed else {
         file: list(itertools.combinations(sorted(by_name), 2)) for file, by_name in prints.items()}
     overlaps = {file: {name: Overlap(fingerprint) for name, fingerprint in by_name.items()}
                 for file, by_name in prints.items()}
@@ -147,29 +148,30 @@ class Overlap:
         return float(np.sum(ends - starts) / self.coverage)
 
 
-def candidates(prints: dict[str, dict[str, CodeFingerprint]]) -> dict[str, list[tuple[str, str]]]:
-    """The pairs of submissions (names in order) worth comparing, by file: those of which one file's fingerprint
-    positions have their fingerprint in the other file for at least ``PREFILTER`` of them. The work grows with the
-    pairs of files that share a fingerprint, not with all pairs."""
+def candidates(prints: dict[str, dict[str, CodeFingerprint]], threshold: float = THRESHOLD
+               ) -> dict[str, list[tuple[str, str]]]:
+    """The pairs of submissions (names in order) worth comparing, by file: those whose bound on copydetect's share
+    (see the module's docstring) reaches ``threshold`` one way or the other. The work grows with the pairs of files
+    that share a fingerprint, not with all pairs."""
     proposed = {}
     for file, by_name in prints.items():
-        names = sorted(name for name, fingerprint in by_name.items() if fingerprint.hash_idx)
+        names = sorted(name for name, fingerprint in by_name.items()
+                       if fingerprint.hash_idx and fingerprint.token_coverage > 0)
         columns: dict[int, int] = {}
         rows, cols, weights = [], [], []
         for row, name in enumerate(names):
-            where = by_name[name].hash_idx
-            positions = sum(len(found) for found in where.values())
-            for value, found in where.items():
+            fingerprint = by_name[name]
+            for value, found in fingerprint.hash_idx.items():
                 rows.append(row)
                 cols.append(columns.setdefault(value, len(columns)))
-                weights.append(len(found) / positions)
+                weights.append(len(found) * fingerprint.k / fingerprint.token_coverage)
         weighted = sparse.csr_matrix((weights, (rows, cols)), shape=(len(names), len(columns)))
         present = (weighted > 0).astype(np.float64).T.tocsr()
         pairs = set()
         for first in range(0, len(names), BLOCK):
-            shares = (weighted[first:first + BLOCK] @ present).tocoo()  # [a, b]: the share of a's positions in b
-            for a, b in zip(shares.row[shares.data >= PREFILTER] + first, shares.col[shares.data >= PREFILTER],
-                            strict=True):
+            bounds = (weighted[first:first + BLOCK] @ present).tocoo()  # [a, b]: a's share in b is at most this
+            over = bounds.data >= threshold
+            for a, b in zip(bounds.row[over] + first, bounds.col[over], strict=True):
                 if a != b:
                     pairs.add((names[min(a, b)], names[max(a, b)]))
         proposed[file] = sorted(pairs)
