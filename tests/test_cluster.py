@@ -1,6 +1,7 @@
 """The Ray engine (``autograder grade --engine ray``) on a local Ray cluster of two worker processes, bound to
 127.0.0.1: bundled examples and a hostile submission score exactly as the local engine scores them, and a batch
-whose Ray workers are killed under it still ends with one results file per submission and no duplicate.
+whose Ray workers are killed under it still ends with one results file per submission and no duplicate. On a
+cluster of two nodes (separate raylets), a batch that loses a node mid-batch ends with every submission graded once.
 
 The cluster is started once for the module (``ray.init`` in a helper process: two CPUs, no dashboard, a small object
 store) and stopped at its end; everything is skipped, with a message, where Ray cannot be imported.
@@ -14,6 +15,7 @@ import json
 import os
 import secrets
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -214,3 +216,128 @@ def test_isolation_is_probed_before_a_local_cluster_starts(monkeypatch):
     monkeypatch.setattr(ray, "init", lambda **_: probed.append(Isolation.detect.__func__.cache_info().currsize))
     ray_engine.connect(None)
     assert probed == [1]
+
+
+# Two nodes of one CPU each, separate raylets on this machine (as Ray's multi-node tests run them); the driver connects
+# to the head. A line on its standard input kills the other node, every process of it, as a lost machine would be.
+# The head's health checks find a dead node within 2 s (Ray's default: up to about 30 s, which the test would wait).
+NODES = """
+import sys
+from ray.cluster_utils import Cluster
+options = {"num_cpus": 1, "object_store_memory": 80 << 20}
+checks = {"health_check_period_ms": 1000, "health_check_failure_threshold": 2}
+cluster = Cluster(initialize_head=True, head_node_args={**options, "include_dashboard": False,
+                                                         "_system_config": checks})
+node = cluster.add_node(**options)
+cluster.wait_for_nodes()
+print(cluster.address, node.all_processes["raylet"][0].process.pid, flush=True)
+sys.stdin.readline()
+cluster.remove_node(node, allow_graceful=False)
+print("removed", flush=True)
+sys.stdin.read()
+cluster.shutdown()
+"""
+# A job that asks for 2 CPUs (lm's threads) on a cluster whose nodes have one: given up once it has waited STRANDED.
+STRANDED = """
+import sys
+from pathlib import Path
+from autograder.batch import ray as engine
+from autograder.batch.discovery import Job
+from autograder.batch.engine import grade_all
+engine.STRANDED_SECONDS, engine.NODES_SECONDS = 1.0, 0.2
+[results] = grade_all([Job("lm-skeleton", Path(sys.argv[2]), "lm")], Path(sys.argv[3]), engine="ray",
+                      address=sys.argv[1], progress=False)
+print(results.extra_data["status"])
+"""
+NODE_LOSS = ["attention/partly_wrong", "positions/partly_wrong", "positions/correct"]
+
+
+def test_a_node_lost_mid_batch(tmp_path):
+    """A node is killed while it grades: what it was grading is graded again on the node left, and every submission
+    has one results file, with a final status, and one gradebook and summary row. A task that no node left can run
+    (it asks for more CPUs than any has) is given up with a "not graded" result that says what it needs, instead of
+    waiting for ever. `python bench/scale.py` does the same with a class of hundreds on three nodes."""
+    helper = subprocess.Popen([sys.executable, "-c", NODES], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              env=ENVIRONMENT, text=True)
+    try:
+        ready, _, _ = select.select([helper.stdout], [], [], START_SECONDS)
+        address, raylet = helper.stdout.readline().split() if ready else ("", "0")
+        assert address.startswith("127.0.0.1:"), f"the two-node cluster did not start (got {address!r})"
+        paths = [REPO / "examples" / name for name in NODE_LOSS]
+        names = [f"{path.parent.name}-{path.name}" for path in paths]
+        for path, name in zip(paths, names, strict=True):
+            shutil.copytree(path, tmp_path / "class" / name, symlinks=True)
+        driver = subprocess.Popen([sys.executable, "-m", "autograder.cli", "grade", str(tmp_path / "class"), "--out",
+                                   str(tmp_path / "ray"), "--quiet", *SKIP, "--engine", "ray", "--address", address],
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=ENVIRONMENT)
+        output: list[str] = []
+        reader = threading.Thread(target=lambda: output.extend(driver.stdout), daemon=True)
+        reader.start()
+        killed = ""
+        deadline = time.monotonic() + 300
+        while not killed and driver.poll() is None and time.monotonic() < deadline:
+            for process in psutil.Process(int(raylet)).children(recursive=True):
+                try:
+                    command = process.cmdline()
+                    if command and command[0].startswith("ray::grade") and process.children():  # its runner started
+                        killed = command[0].removeprefix("ray::grade").strip()
+                        break
+                except psutil.Error:
+                    pass
+            time.sleep(0.05)
+        assert killed, "nothing ran on the node to kill: " + "".join(output)[-3000:]
+        helper.stdin.write("kill\n")
+        helper.stdin.flush()
+        assert helper.stdout.readline().strip() == "removed"
+        driver.wait(timeout=deadline - time.monotonic())
+        reader.join(timeout=10)
+        assert driver.returncode == 0, "".join(output)[-3000:]
+        graded = scores(tmp_path / "ray")
+        assert sorted(graded) == sorted(names)
+        summary = (tmp_path / "ray" / "summary.md").read_text()
+        for name in names:
+            results = read_results(tmp_path / "ray" / name / "results.json")
+            assert results.extra_data["status"] == "graded", (name, results.extra_data["status"])
+            assert summary.count(f"| {name} |") == 1
+        assert read_results(tmp_path / "ray" / killed / "results.json").score > 0, killed
+        stranded = subprocess.run([sys.executable, "-c", STRANDED, address, str(REPO / "examples" / "lm" / "skeleton"),
+                                   str(tmp_path / "stranded")], capture_output=True, text=True, timeout=300,
+                                  env=ENVIRONMENT)
+        assert stranded.returncode == 0, stranded.stderr[-3000:]
+        status = stranded.stdout.splitlines()[-1]
+        assert status.startswith("not graded: no node of the cluster could run its grading") and "2 CPU(s)" in status
+    finally:
+        helper.stdin.close()
+        try:
+            helper.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            helper.kill()
+            helper.wait()
+
+
+def test_stranded_counts_only_live_nodes_big_enough(monkeypatch):
+    """A task is given up only once no live node has had its CPUs, memory and GPU for the whole patience: a dead
+    node's resources do not count, a node that joins in time saves it, and one big enough in one resource only
+    does not."""
+    clock = [0.0]
+    monkeypatch.setattr(ray_engine.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(ray_engine, "STRANDED_SECONDS", 60.0)
+    monkeypatch.setattr(ray_engine, "NODES_SECONDS", 5.0)
+    small = {"Alive": True, "Resources": {"CPU": 1.0, "memory": 16 << 30}}
+    big_but_dead = {"Alive": False, "Resources": {"CPU": 8.0, "memory": 64 << 30}}
+    few_bytes = {"Alive": True, "Resources": {"CPU": 8.0, "memory": 1 << 30}}
+    nodes = [small, big_but_dead, few_bytes]
+    stranded = ray_engine.Stranded(type("Ray", (), {"nodes": staticmethod(lambda: nodes)}))
+    lm = {"num_cpus": 2, "memory": 4096 << 20, "num_gpus": 0}
+    masking = {"num_cpus": 1, "memory": 2048 << 20, "num_gpus": 0}
+    assert stranded.given_up({"lm": lm, "masking": masking}) == {}
+    clock[0] = 61.0
+    given_up = stranded.given_up({"lm": lm, "masking": masking})
+    assert list(given_up) == ["lm"] and "2 CPU(s), 4096 MiB of memory" in given_up["lm"]
+    clock[0] = 62.0
+    assert stranded.given_up({"lm": lm}) == {}, "the nodes are looked at every NODES_SECONDS only"
+    clock[0] = 70.0
+    assert stranded.given_up({"later": lm}) == {}, "a task's patience starts when it is first seen stranded"
+    nodes.append({"Alive": True, "Resources": {"CPU": 2.0, "memory": 8 << 30}})
+    clock[0] = 140.0
+    assert stranded.given_up({"later": lm}) == {}, "a node that joined runs it"

@@ -17,8 +17,10 @@ a node never runs more gradings than its memory holds), and one GPU for an assig
 node dies is run again by Ray (``RETRIES`` times); one that still fails gets a results file from the driver that says
 so, like a runner that died locally. A submission that brings its grading down kills its runner, never the Ray
 worker, so it is not retried; the driver keeps one result per submission, so nothing is graded twice into the
-gradebook. SIGINT or SIGTERM cancels the tasks not finished (their processes are killed; their runners and workers
-die with them), writes the gradebook of what finished and raises ``Interrupted``.
+gradebook. A task that no live node can run (its nodes were lost, or none was ever big enough) would wait for ever
+in Ray's queue: after ``STRANDED_SECONDS`` without such a node, the driver cancels it and the submission gets a "not
+graded" result that says what it needs. SIGINT or SIGTERM cancels the tasks not finished (their processes are
+killed; their runners and workers die with them), writes the gradebook of what finished and raises ``Interrupted``.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import logging
 import os
 import signal
 import threading
+import time
 from pathlib import Path
 
 from autograder import course, scratch
@@ -46,6 +49,8 @@ from autograder.submission import SubmissionError, pack, unpack
 
 RETRIES = 2  # runs of a task after its worker process or node died, before the driver gives the submission up
 WAIT_SECONDS = 0.5  # how often the driver looks at a stop request while it waits for tasks
+NODES_SECONDS = 5.0  # how often the driver looks at which nodes are alive, for tasks that none of them can run
+STRANDED_SECONDS = 60.0  # how long a task that no live node can run waits for one to join, before it is given up
 
 
 class ClusterError(EngineError):
@@ -119,6 +124,7 @@ def grade_all(jobs: list[Job], out: Path, *, workers: int = 1, public_only: bool
     bar = progress_bar(len(jobs), progress)
     finished: dict[int, Results] = {}
     pending: dict = {}  # Ray's reference to a task's result -> the index of its job
+    needs: dict = {}  # Ray's reference to a task's result -> the resources it asked for
     for index, job in enumerate(jobs):
         if job.problem or job.assignment is None:
             finished[index] = not_graded(job, out / job.name)
@@ -141,13 +147,20 @@ def grade_all(jobs: list[Job], out: Path, *, workers: int = 1, public_only: bool
         reference = remote.options(name=f"grade {job.name}", max_retries=RETRIES, retry_exceptions=False,
                                    **resources).remote(fields, packed, options)
         pending[reference] = index
+        needs[reference] = resources
     stop = threading.Event()
+    stranded = Stranded(ray)
     with _stop_on_signals(stop):
         while pending and not stop.is_set():
             done, _ = ray.wait(list(pending), num_returns=1, timeout=WAIT_SECONDS)
             for reference in done:
                 index = pending.pop(reference)
                 finished[index] = _collect(ray, reference, jobs[index], out / jobs[index].name)
+                advance(bar, finished[index])
+            for reference, problem in stranded.given_up({r: needs[r] for r in pending}).items():
+                ray.cancel(reference, force=True)
+                index = pending.pop(reference)
+                finished[index] = not_graded(jobs[index], out / jobs[index].name, problem)
                 advance(bar, finished[index])
     for reference in pending:  # stopped: what is queued never starts, what runs is killed
         ray.cancel(reference, force=True)
@@ -157,6 +170,50 @@ def grade_all(jobs: list[Job], out: Path, *, workers: int = 1, public_only: bool
     if stop.is_set():
         raise Interrupted(collected)
     return collected
+
+
+class Stranded:
+    """Which waiting tasks no live node of the cluster can run, and since when: Ray keeps such a task queued for ever
+    (for an autoscaler to add a node), so a batch whose big nodes were lost would never end."""
+
+    def __init__(self, ray):
+        self.ray, self.patience, self.every = ray, STRANDED_SECONDS, NODES_SECONDS
+        self.looked = float("-inf")
+        self.since: dict = {}  # reference -> when it was first seen that no live node can run it
+
+    def given_up(self, waiting: dict) -> dict:
+        """Of ``waiting`` (reference -> the resources its task asked for: ``num_cpus``, ``memory`` in bytes,
+        ``num_gpus``), those no live node has been able to run for ``patience`` seconds, each with why, in words."""
+        now = time.monotonic()
+        if now - self.looked < self.every:
+            return {}
+        self.looked = now
+        nodes = [node.get("Resources", {}) for node in self.ray.nodes() if node.get("Alive")]
+        for reference in list(self.since):
+            if reference not in waiting:
+                del self.since[reference]
+        given_up = {}
+        for reference, asked in waiting.items():
+            if any(_holds(node, asked) for node in nodes):
+                self.since.pop(reference, None)
+            elif now - self.since.setdefault(reference, now) >= self.patience:
+                given_up[reference] = (
+                    f"no node of the cluster could run its grading for {self.patience:.0f} s (it needs "
+                    f"{_words(asked)}; {len(nodes)} node(s) alive): the nodes that could were lost or never joined. "
+                    "Add such a node and grade it again")
+        return given_up
+
+
+def _holds(node: dict, asked: dict) -> bool:
+    """Whether a node with ``node``'s total resources (Ray's names: ``CPU``, ``memory``, ``GPU``) can run a task that
+    asks for ``asked`` (``remote.options``'s names)."""
+    return (node.get("CPU", 0) >= asked["num_cpus"] and node.get("memory", 0) >= asked["memory"]
+            and node.get("GPU", 0) >= asked["num_gpus"])
+
+
+def _words(asked: dict) -> str:
+    gpu = f", {asked['num_gpus']:g} GPU" if asked["num_gpus"] else ""
+    return f"{asked['num_cpus']:g} CPU(s), {asked['memory'] >> 20} MiB of memory{gpu}"
 
 
 def _collect(ray, reference, job: Job, out_dir: Path) -> Results:
