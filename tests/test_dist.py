@@ -117,6 +117,7 @@ def test_a_student_installs_what_the_assignment_needs_and_no_maintainer_comment(
     notebooks = any(file.endswith(".ipynb") for file in course.load(name).files)
     assert ({"jupyterlab", "otter-grader", "matplotlib"} <= names) == notebooks
     assert notebooks or not names & {"jupyterlab", "otter-grader"}, "a .py assignment opens no notebook"
+    assert ("jupyter lab" in files[f"{root}/README.md"].decode()) == notebooks, "how to open the notebooks, if any"
     text = files[f"{root}/pyproject.toml"].decode()
     assert "#" not in text and not {"mutant", "solutions", "hidden", "hostile"} & set(text.lower().split()), \
         "the student pyproject.toml keeps none of the grader's comments"

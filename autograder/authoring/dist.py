@@ -274,8 +274,10 @@ def student_files(names: list[str]) -> dict[str, bytes]:
     loaded = [_load(name, skeleton=True) for name in names]
     folder = COURSE_FOLDER if len(names) > 1 else f"{COURSE_FOLDER}-{names[0]}"
     title = "Transformer assignments" if len(names) > 1 else f"Transformer assignments: {loaded[0].title}"
+    notebooks = any(file.endswith(".ipynb") for assignment in loaded for file in assignment.files)
     readme = render("student_README.md", TITLE=title, PYTHONS=" to ".join(student_pythons()), TORCH=torch_requirement(),
                     TORCH_INDEX=TORCH_CPU_INDEX, EXAMPLE=names[0],
+                    NOTEBOOKS=render("student_README_notebooks.md").decode() if notebooks else "",
                     ASSIGNMENTS="\n\n".join(assignment_section(a) for a in loaded))
     harness_files = student_harness(with_carried(names))
     requirements = student_requirements(harness_files, loaded)
