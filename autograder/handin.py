@@ -137,7 +137,7 @@ def _still_ellipsis(source: str) -> list[str]:
     """The names a cell's code assigns ``...`` to at its top level."""
     try:
         body = ast.parse(notebook_cell_code(source)).body
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError):
         return []
     names = []
     for node in body:
