@@ -241,13 +241,16 @@ def cmd_zip(options) -> int:
     with zipfile.ZipFile(path) as packed:
         log.info("wrote %s (%s)%s; upload it to Gradescope", path, ", ".join(packed.namelist()),
                  ", replacing the zip that was there" if replaced else "")
-    stubs = handin.unfinished(options.assignment, folder)
+    stubs, blanks = handin.unfinished(options.assignment, folder), handin.unfilled(options.assignment, folder)
     if stubs:
-        log.warning("warning: %d function(s) still raise NotImplementedError, as the skeleton left them: %s. Finish "
-                    "them and zip again, or upload this zip if it is what you mean to hand in.", len(stubs),
-                    "; ".join(stubs))
-        return 1
-    return 0
+        log.warning("warning: %d function(s) still raise NotImplementedError, as the skeleton left them: %s.",
+                    len(stubs), "; ".join(stubs))
+    if blanks:
+        log.warning("warning: %d notebook answer(s) are still as the skeleton left them: %s.", len(blanks),
+                    "; ".join(blanks))
+    if stubs or blanks:
+        log.warning("Finish them, save, and zip again, or upload this zip if it is what you mean to hand in.")
+    return 1 if stubs or blanks else 0
 
 
 def cmd_list(options) -> int:

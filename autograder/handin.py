@@ -7,19 +7,21 @@ because the student copy of the harness, which ships ``zip`` but none of the ins
 from the unzipped student folder above it, which also holds their virtual environment (thousands of files: staged as
 a submission, it was "too large"). ``unfinished`` reads the student's own files as code, never running them: a
 function that still raises ``NotImplementedError`` is a stub the skeleton left (the hidden references keep their
-prompts in strings, so they have none).
+prompts in strings, so they have none). ``unfilled`` reads a notebook's answer cells the same way: a written answer
+still holding Otter's placeholder, a choice still ``...``.
 """
 
 from __future__ import annotations
 
 import ast
 import io
+import re
 import stat
 import zipfile
 from pathlib import Path
 
 from autograder import course
-from autograder.notebook_cells import NotebookUnreadable, notebook_cell_code, read_notebook
+from autograder.notebook_cells import ANSWER_TAG, PLACEHOLDER, NotebookUnreadable, notebook_cell_code, read_notebook
 
 SKIPPED = frozenset({"__pycache__", "node_modules", "site-packages", ".ipynb_checkpoints"})  # besides hidden folders
 LOOKED_AT = 200  # entries of the folder given that are looked into for a student's files
@@ -97,6 +99,53 @@ def unfinished(name: str, folder: Path) -> list[str]:
             found += [f"{file}: {node.name}" for node in ast.walk(tree)
                       if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _raises_not_implemented(node)]
     return list(dict.fromkeys(found))
+
+
+def unfilled(name: str, folder: Path) -> list[str]:
+    """The answer cells of assignment ``name``'s notebooks in ``folder`` still as the skeleton left them
+    (``file: what``): a written answer that holds only Otter's placeholder, a variable still assigned ``...``. A
+    written answer is named by the first line of its question, the cell before it."""
+    found = []
+    for file in course.load(name).own_files:
+        path = folder / file
+        if path.suffix != ".ipynb" or not path.is_file():
+            continue
+        try:
+            notebook_cells = [cell for cell in read_notebook(str(path))["cells"] if isinstance(cell, dict)]
+            sources = ["".join(cell.get("source") or []) for cell in notebook_cells]
+            answers = [index for index, cell in enumerate(notebook_cells)
+                       if ANSWER_TAG in (cell.get("metadata") or {}).get("tags", [])]
+        except (NotebookUnreadable, OSError, AttributeError, TypeError):
+            continue
+        for index in answers:
+            if notebook_cells[index].get("cell_type") == "markdown":
+                if not sources[index].replace(PLACEHOLDER, "").strip():
+                    found.append(f"{file}: the written answer to {_first_line(sources[index - 1]) if index else '?'}")
+            else:
+                found += [f"{file}: {variable} = ..." for variable in _still_ellipsis(sources[index])]
+    return found
+
+
+def _first_line(markdown: str) -> str:
+    """The first line of a question's text, HTML comments and emphasis dropped, cut to 60 characters."""
+    lines = [line.strip(" #*") for line in re.sub(r"<!--.*?-->", "", markdown, flags=re.DOTALL).splitlines()]
+    line = next((line for line in lines if line), "?").replace("**", "")
+    return f"{line[:57]}..." if len(line) > 60 else line
+
+
+def _still_ellipsis(source: str) -> list[str]:
+    """The names a cell's code assigns ``...`` to at its top level."""
+    try:
+        body = ast.parse(notebook_cell_code(source)).body
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    names = []
+    for node in body:
+        if (isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Constant)
+                and node.value.value is Ellipsis):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names += [target.id for target in targets if isinstance(target, ast.Name)]
+    return names
 
 
 def _raises_not_implemented(function: ast.AST) -> bool:

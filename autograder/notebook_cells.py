@@ -14,6 +14,8 @@ import sys
 import warnings
 from types import ModuleType
 
+PLACEHOLDER = "_Type your answer here, replacing this text._"  # a written answer's cell, as Otter builds it
+ANSWER_TAG = "otter_answer_cell"  # the cells of a built notebook that students edit
 MAX_BYTES = 20 << 20  # a notebook, or a code file, of a submission (``autograder.submission`` refuses larger ones)
 
 

@@ -27,8 +27,10 @@ _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u20
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")  # OWASP's CSV injection: a cell starting with these is a formula
 # What starts emphasis, code, links, HTML, entities, headings, table cells, strikethrough or math (a backslash escapes
 # any ASCII punctuation in CommonMark; the rest, as "." or "(", means nothing inside a line and is left readable). An
-# underscore run inside a word ("causal_mask") cannot start or end emphasis in CommonMark, and stays as it is.
-_MARKDOWN = re.compile(r"[\\`*{}\[\]<>#|~&$]|(?<!\w)_++|(?<!_)_++(?!\w)")
+# underscore run inside a word ("causal_mask") cannot start or end emphasis in CommonMark, and stays as it is. A run
+# starts where no underscore precedes it and matches whole (a shorter match is followed by "_", a word character):
+# no possessive "_++", which Python 3.10's re lacks.
+_MARKDOWN = re.compile(r"[\\`*{}\[\]<>#|~&$]|(?<!\w)_+|(?<!_)_+(?!\w)")
 _BACKTICKS = re.compile(r"`+")
 
 

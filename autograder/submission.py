@@ -77,8 +77,11 @@ def digest(root: Path) -> str:
                    if entry.is_file(follow_symlinks=False))
     for relative, path in files:
         hasher.update(f"{relative}\0{os.path.getsize(path)}\0".encode())
-        with open(path, "rb") as handle:
-            hasher.update(hashlib.file_digest(handle, "sha256").digest())
+        with open(path, "rb") as handle:  # hashlib.file_digest is Python 3.11+: students' check runs on 3.10 too
+            inner = hashlib.sha256()
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                inner.update(block)
+        hasher.update(inner.digest())
     return f"sha256:{hasher.hexdigest()}"
 
 

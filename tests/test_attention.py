@@ -2,7 +2,8 @@
 statistical margins of the Monte Carlo checks.
 
 The notebook runs in a real Jupyter kernel (nbclient with ipykernel's ``python3`` kernel from this virtual
-environment), the way a student runs it: top to bottom, with Otter's ``grader.check`` cells and the export cell.
+environment), the way a student runs it: top to bottom, with Otter's ``grader.check`` cells, then handed in with
+``autograder zip``.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import csv
 import json
 import os
 import re
-import zipfile
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -54,8 +54,9 @@ def errors(notebook: nbformat.NotebookNode) -> list[tuple[int, str, str]]:
             for out in cell.get("outputs", []) if out.get("output_type") == "error"]
 
 
-def test_solved_student_notebook_runs_top_to_bottom_and_its_export_earns_full_public_marks(tmp_path):
-    """A student who answers everything: every cell runs, every public check passes, the export zip grades fully."""
+def test_solved_student_notebook_runs_top_to_bottom_and_its_zip_earns_full_public_marks(tmp_path, caplog):
+    """A student who answers everything: every cell runs, every public check passes, Run All writes no zip (one way
+    to hand in: `autograder zip`), and the zip of the notebook as saved grades fully."""
     solved = notebooks.solved(MASTER, STUDENT.read_bytes())
     names = list(json.loads(solved)["metadata"]["otter"]["tests"])
     notebook = execute(solved, tmp_path / "work",
@@ -64,10 +65,13 @@ def test_solved_student_notebook_runs_top_to_bottom_and_its_export_earns_full_pu
     assert notebook.cells[-1].outputs[0]["text"].strip() == str(dict.fromkeys(names, True))
     images = sum("image/png" in out.get("data", {}) for cell in notebook.cells for out in cell.get("outputs", []))
     assert images >= 6, "the plots should be drawn in Jupyter"
-    exported = list((tmp_path / "work").glob("attention_*.zip"))
-    assert len(exported) == 1 and "attention.ipynb" in zipfile.ZipFile(exported[0]).namelist()
-    results = grade_all(discover(exported, "attention"), tmp_path / "graded", public_only=True,
-                              oracle="replay", progress=False)
+    assert not list((tmp_path / "work").glob("*.zip")), "running the notebook hands nothing in"
+    notebook.cells.pop()  # the test's own cell
+    nbformat.write(notebook, tmp_path / "work" / "attention.ipynb")
+    handed_in = tmp_path / "attention-submission.zip"
+    assert cli.main(["zip", "attention", str(tmp_path / "work"), "--out", str(handed_in)]) == 0, caplog.text
+    results = grade_all(discover([handed_in], "attention"), tmp_path / "graded", public_only=True,
+                        oracle="replay", progress=False)
     assert results[0].score == results[0].max_score > 0, results[0].feedback()
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -12,10 +14,13 @@ import sysconfig
 import tomllib
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
+from importlib import metadata
 from pathlib import Path
 
 import pytest
 from conftest import MASKING, REPO
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 from test_notebooks import master
 
 from autograder import cli, course, handin
@@ -88,13 +93,38 @@ def test_student_zip_holds_what_a_student_needs_and_nothing_hidden(name, student
     assert f"autograder check {name} {name}/" in readme and f"autograder zip {name} {name}/" in readme
     for file, source in assignment.carried.items():
         assert f"`{source}/{file}`" in readme, "the README says which file to copy from which assignment"
-    pinned = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
-    requirements = files[f"transformer-assignments-{name}/requirements.txt"].decode().splitlines()
-    notebooks = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]["notebooks"]
-    assert [line for line in requirements if not line.startswith("#")] == pinned + notebooks
-    assert any(line.startswith("jupyterlab") for line in notebooks) and "jupyter lab" in readme, \
-        "the README says how to open the notebooks, with what requirements.txt installs"
     assert leaks.scan_zip(_built(student_zips, f"student-{name}.zip"), secrets) == []
+
+
+@pytest.mark.parametrize("name", ASSIGNMENTS)
+def test_a_student_installs_what_the_assignment_needs_and_no_maintainer_comment(name, student_zips):
+    """requirements.txt and the student pyproject.toml list the same requirements, each pinned as the grader pins it:
+    what check and zip import, a notebook's JupyterLab and otter (without the grading extras), never the grader's own
+    report, similarity, Ray or NVML. (That they suffice: test_a_student_checks_and_zips_from_the_distribution.)"""
+    files = _contents(_built(student_zips, f"student-{name}.zip"))
+    root = f"transformer-assignments-{name}"
+    requirements = [line for line in files[f"{root}/requirements.txt"].decode().splitlines()
+                    if not line.startswith("#")]
+    student = tomllib.loads(files[f"{root}/pyproject.toml"].decode())
+    grader = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert student["project"]["dependencies"] == requirements
+    assert student["project"]["requires-python"] == grader["requires-python"]
+    names = {_name(line) for line in requirements}
+    pinned = {_name(line): line for line in grader["dependencies"] + grader["optional-dependencies"]["notebooks"]}
+    assert all(line == pinned[_name(line)].replace("[grading]", "") for line in requirements)
+    assert {"torch", "numpy", "pytest", "rich", "psutil", "tomli"} <= names
+    assert not names & {"copydetect", "jinja2", "ray", "nvidia-ml-py", "pyyaml", "nbformat", "markdown-it-py"}
+    notebooks = any(file.endswith(".ipynb") for file in course.load(name).files)
+    assert ({"jupyterlab", "otter-grader", "matplotlib"} <= names) == notebooks
+    assert notebooks or not names & {"jupyterlab", "otter-grader"}, "a .py assignment opens no notebook"
+    assert ("jupyter lab" in files[f"{root}/README.md"].decode()) == notebooks, "how to open the notebooks, if any"
+    text = files[f"{root}/pyproject.toml"].decode()
+    assert "#" not in text and not {"mutant", "solutions", "hidden", "hostile"} & set(text.lower().split()), \
+        "the student pyproject.toml keeps none of the grader's comments"
+
+
+def _name(requirement: str) -> str:
+    return canonicalize_name(Requirement(requirement).name)
 
 
 # Modules of the instructor's tools, which no student command may need.
@@ -102,20 +132,81 @@ INSTRUCTOR_MODULES = ("build.py", "validate.py", "mutants.py", "dist.py", "leaks
 
 
 def _student_venv(folder, root) -> str:
-    """A fresh virtual environment set up as the student README says: the pinned requirements (hard links to this
-    environment's installed packages, so nothing is downloaded) and ``pip install --no-deps -e .`` of the unzipped
-    folder. Returns its ``bin`` folder; nothing of the repository's own harness is importable from it."""
+    """A fresh virtual environment set up by the student README's commands for Linux, as a student runs them, but with
+    nothing downloaded: what a ``pip install`` of requirements asks for (torch from PyTorch's CPU index, the lines of
+    requirements.txt) is hard-linked from this environment's installed files, with what it requires and nothing else
+    (a requirement missing from the list is missing here too); ``pip install --no-deps -e .`` runs as it is, offline.
+    Returns its ``bin`` folder; nothing of the repository's own harness is importable from it."""
     venv = folder / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    site = Path(sysconfig.get_paths()["purelib"])
     target = venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
-    for entry in site.iterdir():
-        if not entry.name.startswith(("__editable__", "transformer_autograder", "__pycache__")):
-            subprocess.run(["cp", "-al", str(entry), str(target)], check=True)
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--quiet",
-                    "--no-deps", "--no-build-isolation", "--no-index", "-e", str(root)], check=True,
-                   capture_output=True)
+    for command in dist.setup_commands((root / "README.md").read_text())["linux"]:
+        words = shlex.split(command)
+        if words[:3] == ["python3", "-m", "venv"]:
+            subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+        elif words[0] == "source":
+            continue  # the environment's programs are run by their path
+        elif words[:2] == ["pip", "install"] and "-r" in words:
+            _link([line for line in (root / words[words.index("-r") + 1]).read_text().splitlines()
+                   if not line.startswith("#")], target)
+        elif words[:2] == ["pip", "install"] and "--index-url" in words:
+            _link([word for word in words[2:words.index("--index-url")] if not word.startswith("-")], target)
+        elif words[:2] == ["pip", "install"]:
+            subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), *words[1:],
+                            "--quiet", "--no-build-isolation", "--no-index"], cwd=root, check=True, capture_output=True)
+        else:
+            raise AssertionError(f"a command of the student README this test does not know how to run: {command}")
     return str(venv / "bin")
+
+
+def _link(requirements: list[str], target: Path) -> None:
+    """Install ``requirements`` into the site-packages ``target`` as hard links to this environment's files."""
+    site = Path(sysconfig.get_paths()["purelib"])
+    for distribution in _installed_with_dependencies(requirements):
+        for file in distribution.files:
+            source = Path(distribution.locate_file(file))
+            if source.is_relative_to(site) and source.is_file() and not (target / source.relative_to(site)).exists():
+                (target / source.relative_to(site)).parent.mkdir(parents=True, exist_ok=True)
+                os.link(source, target / source.relative_to(site))
+
+
+# What a student's requirements name that the grader's environment lacks: JupyterLab opens a notebook, and check and
+# zip import none of it.
+NOT_INSTALLED = {"jupyterlab"}
+
+
+def _installed_with_dependencies(requirements: list[str]) -> list[metadata.Distribution]:
+    """This environment's distributions that ``requirements`` name, and theirs, transitively (markers evaluated
+    here; an extra's requirements only where the extra is asked for)."""
+    found, asked = {}, set()
+    todo = [(Requirement(line), "") for line in requirements]
+    while todo:
+        requirement, extra = todo.pop()
+        if requirement.marker is not None and not requirement.marker.evaluate({"extra": extra}):
+            continue
+        name = canonicalize_name(requirement.name)
+        if name in NOT_INSTALLED:
+            continue
+        distribution = found.setdefault(name, metadata.distribution(name))
+        for wanted in {"", *requirement.extras} - {extra for known, extra in asked if known == name}:
+            asked.add((name, wanted))
+            todo += [(Requirement(line), wanted) for line in distribution.requires or []]
+    return list(found.values())
+
+
+def test_the_readme_installs_the_cpu_build_on_linux_and_wsl_and_pypis_torch_on_macos(student_zips):
+    """One path per platform, the same but for torch: PyTorch's CPU build on Linux and WSL (PyPI's is the CUDA
+    build, 2.9 GB, that only an NVIDIA GPU uses), PyPI's on macOS; the Pythons the package installs on."""
+    files = _contents(_built(student_zips, "student-masking.zip"))
+    readme = files["transformer-assignments-masking/README.md"].decode()
+    requirements = files["transformer-assignments-masking/requirements.txt"].decode().splitlines()
+    torch = next(line for line in requirements if line.startswith("torch=="))
+    common = ["python3 -m venv .venv", "source .venv/bin/activate"]
+    install = ["pip install -r requirements.txt", "pip install --no-deps -e ."]
+    assert dist.setup_commands(readme) == {
+        "linux": [*common, f'pip install "{torch}" --index-url https://download.pytorch.org/whl/cpu', *install],
+        "macos": [*common, *install]}
+    assert "You need Python 3.10 to 3.13" in readme and "**With an NVIDIA GPU**" in readme
+    assert tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["requires-python"] == ">=3.10,<3.14"
 
 
 def _check_as_a_student(name: str, zip_path, folder) -> tuple[str, str]:
@@ -216,6 +307,26 @@ def test_zip_finds_the_work_from_the_folder_above_warns_of_stubs_and_says_what_i
     shutil.copyfile(MASKING.solution_dir / "masking.py", tmp_path / "copy" / "masking.py")
     with pytest.raises(handin.HandInError, match="copy/, .*masking/ hold them: give one"):
         handin.locate("masking", tmp_path)
+
+
+def test_zip_warns_of_notebook_answers_still_as_the_starter_notebook_left_them(tmp_path, caplog):
+    """A written answer that holds only its placeholder and a choice still ``...`` are named; answered, they are not."""
+    attention = course.load("attention")
+    skeleton = (attention.skeleton_dir / "attention.ipynb").read_bytes()
+    (tmp_path / "attention").mkdir()
+    (tmp_path / "attention" / "attention.ipynb").write_bytes(skeleton)
+    out = tmp_path / "attention-submission.zip"
+    assert cli.main(["zip", "attention", str(tmp_path), "--out", str(out)]) == 1
+    assert "notebook answer(s) are still as the skeleton left them" in caplog.text
+    assert "attention.ipynb: softmax_axis = ..." in caplog.text
+    assert "attention.ipynb: the written answer to Question 1.2 (written). Transformers use" in caplog.text
+    caplog.clear()
+    solved = notebooks.solved(attention.solution_dir / "attention.ipynb", skeleton)
+    (tmp_path / "attention" / "attention.ipynb").write_bytes(solved)
+    assert cli.main(["zip", "attention", str(tmp_path), "--out", str(out)]) == 0
+    assert "still" not in caplog.text
+    with zipfile.ZipFile(out) as packed:
+        assert packed.read("attention.ipynb") == solved
 
 
 def _solution_line(secrets: leaks.Secrets) -> str:

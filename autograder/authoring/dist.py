@@ -5,9 +5,10 @@ entries, fixed timestamps, fixed modes), so building twice gives identical zips.
 
 - Student zip (``student-NAME.zip``, and ``student-all.zip`` when every assignment is built): the skeletons
   from ``assignments/`` (one folder per assignment, data included), the harness package with only the
-  public part of each suite (``public/``, recorded expectations, ``manual.json``), ``pyproject.toml``,
-  ``requirements.txt`` and a README rendered from ``templates/student_README.md``. It is scanned by
-  ``autograder.authoring.leaks`` and refused, with every finding, before anything is written.
+  public part of each suite (``public/``, recorded expectations, ``manual.json``), ``requirements.txt`` and a
+  ``pyproject.toml`` of its own listing what these assignments need (``student_requirements``), and a README rendered
+  from ``templates/student_README.md``, whose set-up commands (``setup_commands``) tests and a benchmark run. It is
+  scanned by ``autograder.authoring.leaks`` and refused, with every finding, before anything is written.
 - Gradescope zip (``gradescope-NAME.zip``): ``setup.sh``, ``run_autograder`` and a README rendered from
   ``templates/``, the harness with this assignment's public and hidden suites, ``solutions/NAME/`` (carried
   modules' links resolved into files) and ``tests/mutants/NAME/``, laid out like the repository so the
@@ -19,8 +20,11 @@ Templates use ``@NAME@`` placeholders; a placeholder left unfilled is an error, 
 from __future__ import annotations
 
 import ast
+import json
 import re
-import tomllib
+import sys
+from collections.abc import Iterable
+from importlib.metadata import packages_distributions
 from pathlib import Path
 
 from autograder import course, gradescope, handin
@@ -46,8 +50,14 @@ PLACEHOLDER = re.compile(r"@([A-Z_]+)@")
 STUDENT_ENTRY_POINTS = ("autograder.cli", "autograder.grading.runner", "autograder.handin",
                         "autograder.worker.__main__", "autograder.worker.zygote",
                         "autograder.grading.notebook_checks")
+# The platforms of the student README's set-up section, one command block each, in this order.
+SETUP_PLATFORMS = ("linux", "macos")
+# What a worker imports first for a notebook assignment, whose cells may plot (``autograder.worker.zygote``).
+PLOTS = ("matplotlib",)
 # The templates of `autograder new` hold a solution and a mutant: they would be the new assignment's secrets.
 INSTRUCTOR_ONLY = ("autograder/templates/new/",)
+REQUIREMENTS_HEADER = ("# What `autograder check` and `autograder zip` need here, pinned as the course grader pins",
+                       "# them. Install torch first as README.md says (on Linux and WSL, the CPU build).")
 
 
 class DistError(Exception):
@@ -56,7 +66,7 @@ class DistError(Exception):
 
 def pinned_requirements() -> list[str]:
     """The runtime requirements exactly as ``pyproject.toml`` pins them."""
-    return list(tomllib.loads(PYPROJECT.read_text())["project"]["dependencies"])
+    return list(course.read_toml(PYPROJECT)["project"]["dependencies"])
 
 
 def torch_requirement() -> str:
@@ -67,12 +77,63 @@ def torch_requirement() -> str:
 
 
 def requirements_txt(extras: tuple[str, ...] = ()) -> bytes:
-    """The pinned requirements, then those of the optional groups ``extras`` (students' ``notebooks``)."""
-    optional = tomllib.loads(PYPROJECT.read_text())["project"]["optional-dependencies"]
+    """The pinned requirements, then those of the optional groups ``extras``: what the Gradescope image installs."""
+    optional = course.read_toml(PYPROJECT)["project"]["optional-dependencies"]
     lines = ["# The grader's pinned requirements (from its pyproject.toml).", *pinned_requirements()]
     for extra in extras:
         lines += [f"# {extra}: from the optional dependencies of the grader's pyproject.toml.", *optional[extra]]
     return ("\n".join(lines) + "\n").encode()
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _requirement_name(requirement: str) -> str:
+    return _canonical(re.match(r"[A-Za-z0-9._-]+", requirement).group())
+
+
+def student_requirements(harness_files: dict[str, bytes], loaded: list[course.Assignment]) -> list[str]:
+    """What a student installs for ``loaded``, pinned as ``pyproject.toml`` pins it: the packages imported when the
+    student copy's modules load (``harness_files``: ``check``, ``zip``, the worker, the public suites), and those the
+    starter code imports; for a notebook, what the worker imports to plot and what opens one (the ``notebooks``
+    group). A notebook's ``import otter`` brings otter without the grading extras the grader pins: a student's kernel
+    only checks. Imports made inside functions are not counted (so the report's HTML escaping and NVML's GPU readings
+    stay the grader's); tests/test_dist.py installs each zip with only these and checks the reference from it."""
+    own = {Path(file).stem for assignment in loaded for file in assignment.files}
+    sources = [data for key, data in harness_files.items() if key.endswith(".py")]
+    for assignment in loaded:
+        for file in assignment.files:
+            path = assignment.skeleton_dir / file
+            sources += _notebook_code(path) if path.suffix == ".ipynb" else [path.read_bytes()]
+    providers = packages_distributions()
+    wanted = {_canonical(dist) for module in third_party_imports(sources) - own
+              for dist in providers.get(module, [module])}
+    notebooks = any(file.endswith(".ipynb") for assignment in loaded for file in assignment.files)
+    if notebooks:
+        wanted |= set(PLOTS)
+    pinned = [re.sub(r"\[[^\]]*\]", "", line, count=1) for line in pinned_requirements()
+              if _requirement_name(line) in wanted]
+    return pinned + (course.read_toml(PYPROJECT)["project"]["optional-dependencies"]["notebooks"] if notebooks else [])
+
+
+def _notebook_code(path: Path) -> list[bytes]:
+    """The code cells of a built notebook, IPython's magics and shell escapes blanked."""
+    code = [cell for cell in json.loads(path.read_bytes())["cells"] if cell["cell_type"] == "code"]
+    return [re.sub(r"(?m)^\s*[%!].*$", "", "".join(cell["source"])).encode() for cell in code]
+
+
+def third_party_imports(sources: Iterable[bytes]) -> set[str]:
+    """The top-level names of the modules that ``sources`` import when they load, other than the standard library's
+    and this package's."""
+    found = set()
+    for source in sources:
+        for node in _module_level(ast.parse(source).body):
+            if isinstance(node, ast.Import):
+                found |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                found.add(node.module.split(".")[0])
+    return found - set(sys.stdlib_module_names) - {"autograder", "__future__"}
 
 
 def render(template: str, **values: object) -> bytes:
@@ -213,15 +274,47 @@ def student_files(names: list[str]) -> dict[str, bytes]:
     loaded = [_load(name, skeleton=True) for name in names]
     folder = COURSE_FOLDER if len(names) > 1 else f"{COURSE_FOLDER}-{names[0]}"
     title = "Transformer assignments" if len(names) > 1 else f"Transformer assignments: {loaded[0].title}"
-    readme = render("student_README.md", TITLE=title, PYTHON=PYTHON, TORCH=torch_requirement(),
+    notebooks = any(file.endswith(".ipynb") for assignment in loaded for file in assignment.files)
+    readme = render("student_README.md", TITLE=title, PYTHONS=" to ".join(student_pythons()), TORCH=torch_requirement(),
                     TORCH_INDEX=TORCH_CPU_INDEX, EXAMPLE=names[0],
+                    NOTEBOOKS=render("student_README_notebooks.md").decode() if notebooks else "",
                     ASSIGNMENTS="\n\n".join(assignment_section(a) for a in loaded))
-    files = {"README.md": readme, "requirements.txt": requirements_txt(("notebooks",)),
-             "pyproject.toml": PYPROJECT.read_bytes()}
-    files.update(student_harness(with_carried(names)))
+    harness_files = student_harness(with_carried(names))
+    requirements = student_requirements(harness_files, loaded)
+    files = {"README.md": readme, "requirements.txt": "\n".join([*REQUIREMENTS_HEADER, *requirements, ""]).encode(),
+             "pyproject.toml": student_pyproject(requirements), **harness_files}
     for assignment in loaded:
         files.update(tree(assignment.skeleton_dir, assignment.name))
     return {f"{folder}/{key}": data for key, data in files.items()}
+
+
+def setup_commands(readme: str) -> dict[str, list[str]]:
+    """The commands of a student README's set-up section, by platform (``SETUP_PLATFORMS``, in the README's order):
+    what tests and ``bench/student_install.py`` run, so the README says what was run."""
+    section = readme.split("## Set up (once)", 1)[-1].split("\n## ", 1)[0]
+    blocks = [block.strip().splitlines() for block in re.findall(r"^```\n(.*?)^```$", section, re.M | re.S)]
+    if len(blocks) != len(SETUP_PLATFORMS):
+        raise DistError(f"the student README's set-up section has {len(blocks)} command blocks, not one for each of "
+                        f"{', '.join(SETUP_PLATFORMS)}")
+    return dict(zip(SETUP_PLATFORMS, blocks, strict=True))
+
+
+def student_pythons() -> tuple[str, str]:
+    """The oldest and the newest Python that ``pyproject.toml``'s ``requires-python`` (``>=3.A,<3.B``) allows."""
+    allowed = course.read_toml(PYPROJECT)["project"]["requires-python"]
+    found = re.fullmatch(r">=3\.(\d+),\s*<3\.(\d+)", allowed)
+    if found is None:
+        raise DistError(f"{PYPROJECT}: requires-python must read >=3.A,<3.B (found {allowed!r})")
+    return f"3.{found[1]}", f"3.{int(found[2]) - 1}"
+
+
+def student_pyproject(requirements: list[str]) -> bytes:
+    """The student copy's ``pyproject.toml``: the package's name, version and Pythons, the console script, and
+    ``requirements`` (no comment of the grader's own: those are about its secrets)."""
+    project = course.read_toml(PYPROJECT)["project"]
+    return render("student_pyproject.toml", NAME=project["name"], VERSION=project["version"],
+                  REQUIRES_PYTHON=project["requires-python"],
+                  DEPENDENCIES="\n".join(f"    {json.dumps(line)}," for line in requirements))
 
 
 def gradescope_files(name: str, secret: str | None = None) -> dict[str, bytes]:

@@ -7,10 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autograder.notebook_cells import NotebookUnreadable, read_notebook
+from autograder.notebook_cells import ANSWER_TAG, PLACEHOLDER, NotebookUnreadable, read_notebook
 
-PLACEHOLDER = "_Type your answer here, replacing this text._"
-ANSWER_TAG = "otter_answer_cell"  # the cells of a built notebook that students edit
 MAX_ANSWER_CHARS = 20_000
 
 

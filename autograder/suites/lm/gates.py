@@ -21,11 +21,12 @@ from __future__ import annotations
 import math
 import statistics
 import time
-import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 import torch
+
+from autograder import course
 
 THRESHOLDS = Path(__file__).with_name("assignment.toml")  # its [retraining] tables
 
@@ -41,7 +42,7 @@ class Gates:
 
 # A grading machine up to MAX_SLOWDOWN times slower than the sweep's (by ``calibration_seconds``) gets its budgets
 # stretched to match; the retraining test's timeout is the stretched budgets plus SLACK_SECONDS ([retraining.budget]).
-_BUDGET = tomllib.loads(THRESHOLDS.read_text())["retraining"]["budget"]
+_BUDGET = course.read_toml(THRESHOLDS)["retraining"]["budget"]
 MAX_SLOWDOWN: float = _BUDGET["max_slowdown"]
 SLACK_SECONDS: float = _BUDGET["slack_s"]
 CALIBRATION_VOCAB, CALIBRATION_ROUNDS = 64, 5
@@ -97,7 +98,7 @@ class Verdict:
 def load(path: Path = THRESHOLDS) -> Thresholds:
     """[retraining] of the lm assignment.toml: a stage may train ``factor`` times the reference's time, and never less
     than ``minimum_s``."""
-    data = tomllib.loads(path.read_text())["retraining"]
+    data = course.read_toml(path)["retraining"]
     world, gates, budget = data["world"], data["gates"], data["budget"]
 
     def allowed(stage: str) -> float:
