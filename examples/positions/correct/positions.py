@@ -63,8 +63,9 @@ def apply_rope(x, freqs, positions=None):
         if x.shape[-2] > freqs.shape[0]:
             raise ValueError(f"only {freqs.shape[0]} positions in the table")
         positions = torch.arange(x.shape[-2])
-    if int(torch.as_tensor(positions).max()) >= freqs.shape[0]:
-        raise ValueError(f"only {freqs.shape[0]} positions in the table")
+    where = torch.as_tensor(positions)
+    if where.numel() and (int(where.min()) < 0 or int(where.max()) >= freqs.shape[0]):
+        raise ValueError(f"positions must lie in 0..{freqs.shape[0] - 1}, the table's rows")
     angles = freqs[positions].to(torch.float64)
     pairs = torch.view_as_complex(x.to(torch.float64).reshape(*x.shape[:-1], -1, 2).contiguous())
     rotated = torch.view_as_real(pairs * torch.polar(torch.ones_like(angles), angles))

@@ -27,3 +27,5 @@ def test_copy_a_single_key(attention, parts, seed):
     for d in (1, 3):
         with parts(f"one key in {d} dimensions"):
             properties.check_copy(attention, common.orthonormal(1, d, seed + d), 0, f"one key in {d} dimensions")
+
+# autograder-hidden-canary-7d3e9a (never ships to students)

@@ -120,3 +120,5 @@ def test_build_model(student, oracle):
         assert torch.equal(tensor, second[name]), (
             f"two build_model calls with seed=3 gave different {name}: seed torch with the seed right before the "
             "model is built")
+
+# autograder-hidden-canary-7d3e9a (never ships to students)

@@ -20,3 +20,5 @@ def test_rope_refusals(positions, parts, seed):
     with parts("6 features with a table for 8 raise a ValueError"):
         common.assert_raises_value_error(lambda: positions.apply_rope(x[:, :6], table), "apply_rope on 6 features "
                                          "with a table for 8", "the table's angles are for pairs of 8 features")
+
+# autograder-hidden-canary-7d3e9a (never ships to students)
