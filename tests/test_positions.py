@@ -42,7 +42,7 @@ def test_demo_grades_every_bundled_positions_example(tmp_path):
     assert 0 < float(rows["partly_wrong"]["score"]) < 0.75 * float(rows["partly_wrong"]["max_score"])
     feedback = (tmp_path / "partly_wrong" / "feedback.md").read_text()
     for mistake in ("Sinusoidal embeddings with sin and cos swapped", "RoPE rotates the two halves",
-                    "combined_mask([3, 5, 1], 5): 6 of 75 entries are wrong",
+                    "in your masking.py (from the masking assignment): The padding mask is off by one",
                     "Note: this test builds on your masking.py from the masking assignment"):
         assert mistake in feedback, mistake
     assert "Your masking.py fails some of its own checks" in feedback

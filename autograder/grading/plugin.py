@@ -249,6 +249,10 @@ class GradingPlugin:
             messages += parts.notes if parts is not None else []
             if call.excinfo is not None:
                 messages.append(self._explain(item, call.excinfo))
+            checked = marker.kwargs.get("checks_carried")
+            if checked:  # before naming: the mistakes this test finds are the carried file's
+                blank = self._blank(item)
+                self._carried_failed[checked] = f"{blank.number} \"{blank.name}\""
             excluded = self._carried_passed(matched_mistakes())
             mistake = named_mistake(excluded)
             if mistake:
@@ -315,12 +319,7 @@ class GradingPlugin:
         return frozenset(m for m in mistakes if carried_file(m) not in (None, *failed))
 
     def _carried_notes(self, item, marker) -> list[str]:
-        """For a failed test: remember a failed carried-module check, or point a dependent test at it."""
-        checked = marker.kwargs.get("checks_carried")
-        if checked:
-            test = self._blank(item)
-            self._carried_failed[checked] = f"{test.number} \"{test.name}\""
-            return []
+        """For a failed test that builds on a carried module whose own checks failed: the pointer to them."""
         notes = []
         for module in marker.kwargs.get("builds_on", ()):
             if module in self._carried_failed:
