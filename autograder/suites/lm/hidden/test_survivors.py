@@ -4,7 +4,7 @@ the model ``build_model`` makes)."""
 
 import torch
 
-from autograder.grading import assert_close, assert_tensor, graded
+from autograder.grading import assert_close, assert_tensor, graded, recognise
 from autograder.suites.lm import common
 from autograder.suites.lm.common import Shape
 from autograder.suites.positions.common import assert_raises_value_error
@@ -74,6 +74,44 @@ def test_embedding_dropout(student):
     assert_tensor(dropped, "the logits", shape=tuple(plain.shape), dtype=plain.dtype)
     assert not torch.allclose(dropped, plain), ("with dropout=0.5 and only self.drop in training mode the logits equal "
                                                 "the eval-mode logits: apply self.drop to the embeddings")
+
+
+@graded(points=1, covers=["Block"], builds_on=["masking", "positions"])
+def test_feed_forward_dropout(student, oracle):
+    """Block: the feed-forward ends in its own dropout (mlp in training mode zeroes about half its outputs)"""
+    state = common.block_state(SHAPE.n_embd, seed=60)
+    h = torch.randn(2, 5, SHAPE.n_embd, generator=common.generator(61))
+
+    def mlp(impl, train=False):
+        module = common.block(impl, SHAPE, "vanilla", state, dropout=0.5).mlp
+        module.train(train)
+        return module
+
+    def seeded(impl):
+        module = mlp(impl, train=True)
+        torch.manual_seed(0)  # after building, as for the student: building draws the initial weights
+        return module(h)
+
+    # The attention's dropouts are the masking assignment's checks; only the feed-forward's is the block's own, and a
+    # check of the whole block in training mode passes whichever of the three sites drops. The eval-mode output is
+    # test_block's point: here it is only the yardstick, so a wrong one earns nothing.
+    right = mlp(student)(h)
+    assert_close(right, oracle(lambda impl: mlp(impl)(h)), "mlp's eval-mode output with dropout=0.5")
+    module = mlp(student, train=True)
+    student.seed(0)
+    dropped = module(h)
+    assert_tensor(dropped, "mlp's training-mode output", shape=tuple(h.shape), dtype=h.dtype)
+    zeros = float((dropped == 0).double().mean())
+    try:
+        assert 0.3 <= zeros <= 0.7, (f"with dropout=0.5, mlp in training mode leaves {zeros:.0%} of its outputs "
+                                     "exactly 0, where a Dropout as mlp's last module zeroes about half")
+        kept = dropped != 0
+        assert torch.allclose(dropped[kept], 2 * right[kept], rtol=1e-4, atol=1e-6), (
+            "with dropout=0.5 the outputs mlp keeps in training mode are not twice their eval-mode values: the "
+            "Dropout must be mlp's last module, after the second Linear")
+    except AssertionError:
+        recognise(dropped, oracle(seeded))
+        raise
 
 
 @graded(points=1, covers=["learning_rate"])
