@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import fcntl
 import os
@@ -195,3 +196,18 @@ def test_a_batch_killed_outright_leaves_folders_the_next_grader_sweeps(monkeypat
 def test_unknown_kinds_are_refused(kind):
     with pytest.raises(ValueError, match="unknown kind"):
         scratch.make(kind)
+
+
+def test_every_kind_the_code_asks_for_is_known():
+    """A kind named in the code but missing from KINDS fails only when that path runs (`validate --mutate` without
+    --out did, after its branch and the kinds' list met at a merge); read every literal kind from the source."""
+    asked = {}
+    for path in (REPO / "autograder").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "scratch"
+                    and node.func.attr in ("make", "folder") and node.args
+                    and isinstance(node.args[0], ast.Constant)):
+                asked.setdefault(node.args[0].value, str(path.relative_to(REPO)))
+    assert len(asked) >= 10, asked
+    assert {kind: where for kind, where in asked.items() if kind not in scratch.KINDS} == {}
