@@ -8,7 +8,8 @@ assignment's first own file; later definitions win), ``FILES`` (more files: text
 alone) or ``any``), texts its feedback must show (``PRESENT``) or must not (``ABSENT``), ``RUNTIME = True`` for
 an attack on the runtime tests (the others are graded without them: they start the reference's own worker), and
 ``RETRAINING = True`` for one on the lm retraining test (the others, and the bases, are graded without it: the
-reference's retraining takes minutes).
+reference's retraining takes minutes), and ``MODES`` (default both) the isolation modes that grade it, with
+``MODES_WHY`` saying why one is enough.
 ``CODE`` may name ``@REPO@`` (the checkout), ``@MARKER@`` (a token unique to the case: another submission that
 shows it has read this one), ``@COPY@`` (a second checkout's solutions on disk) and ``@PORT@`` (a local TCP port that
 records who connects).
@@ -46,6 +47,8 @@ class Case:
     absent: list[str] = field(default_factory=list)
     runtime: bool = False
     retraining: bool = False
+    modes: tuple[str, ...] = ("namespaces", "permissions")
+    modes_why: str = ""
 
     @property
     def label(self) -> str:
@@ -109,5 +112,7 @@ def load() -> list[Case]:
                     kind=values.pop("class"), **values)
         if case.expect not in EXPECTATIONS:
             raise ValueError(f"{path}: EXPECT must be one of {EXPECTATIONS}")
+        if len(case.modes) < 2 and not case.modes_why:
+            raise ValueError(f"{path}: MODES grades it in fewer than both modes: say why in MODES_WHY")
         cases.append(case)
     return cases

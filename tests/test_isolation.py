@@ -1,5 +1,6 @@
 """The hostile catalogue (``tests/hostile/``, see ``catalogue.py``) graded in one batch beside the references, once
-with namespaces and once with permissions alone (``AUTOGRADER_NAMESPACES=0``).
+with namespaces and once with permissions alone (``AUTOGRADER_NAMESPACES=0``): every case in both, but one whose
+``MODES`` names one and says why that is enough (an attack on trusted code that runs the same in either mode).
 
 Whatever an attack is, the batch must show: no point earned that should not be (each case's ``EXPECT``), no byte
 of a secret (the canary of hidden files, the term's seed, a solution line, another submission's marker or name)
@@ -139,13 +140,14 @@ def graded(request, tmp_path_factory) -> Graded:
     before = {entry.path for folder in permissions.WORLD_WRITABLE for entry in os.scandir(folder)}
     values = {"REPO": str(REPO), "COPY": str(copy), "PORT": str(listener.port)}
     submissions = base / "submissions"
-    paths = [case.materialize(submissions, values) for case in CASES]
-    wanted = {(case.assignment, case.base) for case in CASES} | {(name, "reference") for name in course.names()}
+    cases = [case for case in CASES if mode in case.modes]
+    paths = [case.materialize(submissions, values) for case in cases]
+    wanted = {(case.assignment, case.base) for case in cases} | {(name, "reference") for name in course.names()}
     base_paths = {key: write_base(*key, submissions / f"base-{key[0]}-{key[1].replace(':', '-')}") for key in wanted}
     ordered = sorted(paths, key=lambda p: (p.name != FIRST, p.name == LAST))
     jobs = [job for path in [*ordered[:1], *base_paths.values(), *ordered[1:]] for job in discover([path])]
-    quick = {case.label for case in CASES if not case.runtime}
-    retraining = {case.label for case in CASES if case.retraining}
+    quick = {case.label for case in cases if not case.runtime}
+    retraining = {case.label for case in cases if case.retraining}
     for job in jobs:
         job.skip_tags = (*(("runtime",) if job.name in quick else ()),
                          *(() if job.name in retraining else ("retraining",)))
@@ -165,11 +167,11 @@ def graded(request, tmp_path_factory) -> Graded:
         shutil.rmtree(copy, ignore_errors=True)
         listener.close()
     results = {r.submission: r for r in collected}
-    graded = Graded(mode=mode, results={c.label: results[c.label] for c in CASES},
+    graded = Graded(mode=mode, results={c.label: results[c.label] for c in cases},
                     bases={key: results[path.name] for key, path in base_paths.items()}, out=base / "out",
                     processes=processes, files=files, connections=list(listener.received),
                     datagrams=list(listener.datagrams), secret=secret,
-                    named={case.label: students(path, given=path) for case, path in zip(CASES, paths, strict=True)})
+                    named={case.label: students(path, given=path) for case, path in zip(cases, paths, strict=True)})
     _write_table(graded)
     return graded
 
@@ -178,10 +180,19 @@ def _write_table(graded: Graded) -> None:
     """The catalogue as a table (attack, class, outcome), beside the results: the closing note's source."""
     lines = ["| attack | class | score | status |", "|---|---|---|---|"]
     for case in CASES:
+        if case.label not in graded.results:
+            continue
         r = graded.results[case.label]
         lines.append(f"| {case.label}: {case.title} | {case.kind} | {r.score:g} / {r.max_score:g} "
                      f"| {r.extra_data.get('status', '')[:80]} |")
     (graded.out / f"catalogue-{graded.mode}.md").write_text("\n".join(lines) + "\n")
+
+
+def _results(graded: Graded, case: Case) -> Results:
+    """``case``'s results in this mode; skipped, saying why, in a mode that does not grade it (its ``MODES``)."""
+    if case.label not in graded.results:
+        pytest.skip(f"{case.label} is graded with {' and '.join(case.modes)} only: {case.modes_why}")
+    return graded.results[case.label]
 
 
 def _numbers(results: Results) -> list[str]:
@@ -207,7 +218,7 @@ def test_the_catalogue_covers_every_class_and_assignment():
 
 @pytest.mark.parametrize("case", CASES, ids=[case.label for case in CASES])
 def test_no_points_that_should_not_be(graded, case: Case):
-    results = graded.results[case.label]
+    results = _results(graded, case)
     base = graded.bases[(case.assignment, case.base)]
     expected = {"zero": results.score == 0, "below": results.score < results.max_score,
                 "full": results.score == results.max_score > 0, "base": results.score <= base.score, "any": True}
@@ -220,7 +231,7 @@ def test_no_points_that_should_not_be(graded, case: Case):
 
 @pytest.mark.parametrize("case", CASES, ids=[case.label for case in CASES])
 def test_every_results_file_lists_every_test(graded, case: Case):
-    results = graded.results[case.label]
+    results = _results(graded, case)
     assert (graded.out / case.label / "results.json").is_file()
     if results.extra_data.get("status", "").startswith("not graded"):
         assert results.output, "a refused submission says why"
@@ -231,7 +242,7 @@ def test_every_results_file_lists_every_test(graded, case: Case):
 
 @pytest.mark.parametrize("case", CASES, ids=[case.label for case in CASES])
 def test_nothing_hidden_reaches_the_student(graded, hidden, case: Case):
-    seen = _seen(graded.results[case.label]) + (graded.out / case.label / "feedback.md").read_text()
+    seen = _seen(_results(graded, case)) + (graded.out / case.label / "feedback.md").read_text()
     assert course.CANARY not in seen
     assert graded.secret not in seen
     for name in course.names():

@@ -22,7 +22,7 @@ from autograder.sandbox.isolation import Isolation
 from autograder.suites.lm import evaluation, gates
 from autograder.suites.lm.hidden import test_retraining
 
-# The catalogue's attacks on the retraining (tests/hostile/lm/, graded in both modes by test_isolation): one trains
+# The catalogue's attacks on the retraining (tests/hostile/lm/, graded with namespaces by test_isolation): one trains
 # nothing and looks the answers up (the retraining test once read its own summary, asked its own complete and predict,
 # and gave it 6/6); the other hands back NaN weights after pretraining, a state_dict of the wrong shapes after
 # finetuning from scratch.
