@@ -28,6 +28,7 @@ from autograder.grading import mutants
 
 HOSTILE = Path(__file__).parent / "hostile"
 EXPECTATIONS = ("zero", "below", "full", "base", "any")
+MODES = ("namespaces", "permissions")  # the isolation modes tests/test_isolation.py grades the catalogue in
 
 
 @dataclass
@@ -47,7 +48,7 @@ class Case:
     absent: list[str] = field(default_factory=list)
     runtime: bool = False
     retraining: bool = False
-    modes: tuple[str, ...] = ("namespaces", "permissions")
+    modes: tuple[str, ...] = MODES
     modes_why: str = ""
 
     @property
@@ -112,7 +113,9 @@ def load() -> list[Case]:
                     kind=values.pop("class"), **values)
         if case.expect not in EXPECTATIONS:
             raise ValueError(f"{path}: EXPECT must be one of {EXPECTATIONS}")
-        if len(case.modes) < 2 and not case.modes_why:
+        if not case.modes or set(case.modes) - set(MODES):  # a misspelt mode would grade the case in neither
+            raise ValueError(f"{path}: MODES must name one or both of {MODES}")
+        if set(MODES) - set(case.modes) and not case.modes_why:
             raise ValueError(f"{path}: MODES grades it in fewer than both modes: say why in MODES_WHY")
         cases.append(case)
     return cases

@@ -179,9 +179,7 @@ def graded(request, tmp_path_factory) -> Graded:
 def _write_table(graded: Graded) -> None:
     """The catalogue as a table (attack, class, outcome), beside the results: the closing note's source."""
     lines = ["| attack | class | score | status |", "|---|---|---|---|"]
-    for case in CASES:
-        if case.label not in graded.results:
-            continue
+    for case in (case for case in CASES if case.label in graded.results):
         r = graded.results[case.label]
         lines.append(f"| {case.label}: {case.title} | {case.kind} | {r.score:g} / {r.max_score:g} "
                      f"| {r.extra_data.get('status', '')[:80]} |")
