@@ -116,8 +116,9 @@ def test_a_zip_that_reads_neither_as_one_submission_nor_as_an_export_is_refused(
 
 
 def test_resume_keeps_final_grades_by_content_and_grades_the_rest(tmp_path):
-    """A final grade is matched by the staged files (a zip of the same files too), never by name; an unfinished
-    grading of a submission graded again under another name is stale."""
+    """A final grade is kept for the submission of its own name whose staged files are the same (a zip of the same
+    files too); under another name, the same files get a result of their own with that verdict, never the other's
+    result (the grade stays with the student it was graded for); anything else is graded."""
     first, second = broken(tmp_path / "first", "1"), broken(tmp_path / "second", "2")
     zipped = tmp_path / "zipped.zip"
     with zipfile.ZipFile(zipped, "w") as archive:
@@ -132,14 +133,39 @@ def test_resume_keeps_final_grades_by_content_and_grades_the_rest(tmp_path):
         results.set_status(status, STOPPED if status is Status.INCOMPLETE else "")
         return results
 
-    plan = resume.plan(jobs, [earlier("old_first", digests[0], Status.DOES_NOT_LOAD),
-                              earlier("old_second", digests[1], Status.INCOMPLETE),
+    old_first = earlier("old_first", digests[0], Status.DOES_NOT_LOAD)
+    plan = resume.plan(jobs, [old_first, earlier("second", digests[1], Status.INCOMPLETE),
                               earlier("gone", "sha256:0", Status.GRADED)])
-    assert [job.name for job in plan.todo] == ["second", "zipped"], "one final grade per content"
-    assert plan.kept == {"old_first": jobs[0]} and plan.stale == ["old_second"]
+    assert [job.name for job in plan.todo] == ["second"], "a grading that did not finish is graded again"
+    assert plan.kept == [] and plan.copied == {"first": old_first, "zipped": old_first}, "a verdict, not a result"
     alike = resume.plan(jobs, [earlier(name, digests[0], Status.GRADED) for name in ("zipped", "first")])
-    assert alike.kept == {"first": jobs[0], "zipped": jobs[2]}, "two students who handed in alike keep a grade each"
-    assert [job.name for job in alike.todo] == ["second"]
+    assert alike.kept == ["first", "zipped"], "two students who handed in alike keep a grade each"
+    assert [job.name for job in alike.todo] == ["second"] and not alike.copied
+    changed = resume.plan(jobs, [earlier("first", "sha256:1", Status.GRADED)])
+    assert [job.name for job in changed.todo] == ["first", "second", "zipped"], "changed files are graded again"
+
+
+def test_resume_never_gives_one_students_grade_to_another(tmp_path, caplog):
+    """Issue 41: an export holding Mallory's copy of Alice's files (and not Alice), resumed over Alice's grade, renamed
+    Alice's result to Mallory: Alice's row was gone, Mallory's was Alice's grade. Each keeps a row of their own."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    for export, folder, name in ((first, "submission_1", "Alice Honest"), (second, "submission_2", "Mallory Copier")):
+        broken(export / folder, "Alice's files")
+        (export / "submission_metadata.yml").write_text(yaml.safe_dump({folder: {":submitters": [{":name": name}]}}))
+    out = tmp_path / "out"
+    assert cli.main(["grade", str(first), "--out", str(out), *SKIP]) == 0
+    alice = (out / "submission_1" / "results.json").read_bytes()
+    caplog.set_level(logging.INFO)
+    assert cli.main(["grade", str(second), "--resume", str(out), *SKIP]) == 0
+    assert "1 the files of another's (its verdict copied as theirs); grading 0" in caplog.text
+    named = {row["submission"]: row for row in rows(out / "gradebook-masking.csv")}
+    assert {name: row["student_name"] for name, row in named.items()} == {"submission_1": "Alice Honest",
+                                                                          "submission_2": "Mallory Copier"}
+    assert named["submission_2"]["status"] == named["submission_1"]["status"] == "does not load"
+    assert (out / "submission_1" / "results.json").read_bytes() == alice, "Alice's result is hers, untouched"
+    copied = json.loads((out / "submission_2" / "results.json").read_text())
+    assert copied["extra_data"]["submission"] == "submission_2" and "submission_1" not in (
+        out / "submission_2" / "feedback.md").read_text(), "Mallory's feedback names no one else"
 
 
 @pytest.mark.slow
@@ -233,15 +259,20 @@ def test_a_stopped_batch_resumed_gives_the_gradebook_of_one_never_stopped(tmp_pa
     assert "1 does not load, 1 stopped; over the final grades, mean 0.0 %" in html, "no score of it is counted"
 
     first = (resumed / "a_broken" / "results.json").read_bytes()
-    (submissions / "a_broken").rename(submissions / "a_renamed")  # matched by what it holds, not by its name
     caplog.clear()
     caplog.set_level(logging.INFO)
     assert cli.main(["grade", str(submissions), "--resume", str(resumed), *SKIP]) == 0
-    assert "1 of 3 submission(s) have a final grade there; grading 2" in caplog.text
+    assert "of 3 submission(s), 1 have a final grade there; grading 2" in caplog.text
     assert (resumed / "a_broken" / "results.json").read_bytes() == first, "a final grade is graded again"
-    assert not (resumed / "a_renamed").exists()
     timing = ("execution_time",)
     assert rows(resumed / "gradebook.csv", timing) == rows(whole / "gradebook.csv", timing)
     assert rows(resumed / "gradebook-masking.csv", timing) == rows(whole / "gradebook-masking.csv", timing)
     listed = (resumed / "report.html").read_text().split('id="masking-not-graded"')[1].split("</section>")[0]
     assert "b_reference" not in listed and "a_broken" in listed
+
+    (submissions / "a_broken").rename(submissions / "a_renamed")  # the same files under another name: a row of its own
+    assert cli.main(["grade", str(submissions), "--resume", str(resumed), *SKIP]) == 0
+    assert "1 the files of another's (its verdict copied as theirs); grading 0" in caplog.text
+    renamed = {row.pop("submission"): row for row in rows(resumed / "gradebook.csv", timing)}
+    assert set(renamed) == {"a_broken", "a_renamed", "b_reference", "c_broken"}
+    assert renamed["a_renamed"] == renamed["a_broken"] and (resumed / "a_broken" / "results.json").read_bytes() == first
