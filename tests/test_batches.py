@@ -12,10 +12,13 @@ import csv
 import json
 import logging
 import os
+import re
+import resource
 import shutil
 import signal
 import threading
 import time
+import unicodedata
 import zipfile
 from pathlib import Path
 
@@ -23,7 +26,7 @@ import pytest
 import yaml
 from conftest import MASKING, REPO
 
-from autograder import cli
+from autograder import cli, gradescope
 from autograder.batch import discovery, resume
 from autograder.batch.discovery import discovered, export_prefix
 from autograder.gradescope import Submitter, students
@@ -276,3 +279,96 @@ def test_a_stopped_batch_resumed_gives_the_gradebook_of_one_never_stopped(tmp_pa
     renamed = {row.pop("submission"): row for row in rows(resumed / "gradebook.csv", timing)}
     assert set(renamed) == {"a_broken", "a_renamed", "b_reference", "c_broken"}
     assert renamed["a_renamed"] == renamed["a_broken"] and (resumed / "a_broken" / "results.json").read_bytes() == first
+
+
+NAMES = ["gradebook.csv", "summary.md", "report.html", "manual_answers.csv", "gradebook-masking.csv", "Alice", "alice",
+         "ALICE", "caf\u00e9", "cafe\u0301", "\uff43\uff41\uff46\u00e9", "a:b", "a?b", "a_b", "a_b-2", "..", ".", "",
+         "\x1b]0;title\x07", "x" * 300, "\u00e9" * 200]
+
+
+def test_a_submissions_name_never_decides_where_the_batchs_files_go():
+    """Issue 41: `gradebook.csv.zip` was graded into out/gradebook.csv/, where the gradebook could then not be
+    written; two names that differ by case or Unicode form are one folder on some file systems. A results folder's
+    name has no extension, as every batch file has, and no two are one to a file system."""
+    taken: set[str] = set()
+    names = [discovery.folder_name(name, taken) for name in NAMES]
+    assert all(re.fullmatch(r"[\w-]+", name) and len(name.encode()) <= discovery.NAME_BYTES for name in names), names
+    keys = [unicodedata.normalize("NFKC", name).casefold() for name in names]
+    assert len(set(keys)) == len(keys), names
+    assert names[:8] == ["gradebook_csv", "summary_md", "report_html", "manual_answers_csv", "gradebook-masking_csv",
+                         "Alice", "alice-2", "ALICE-3"]
+
+
+def test_zips_and_folders_named_like_batch_files_leave_the_batchs_files_to_it(tmp_path):
+    submissions = tmp_path / "submissions"
+    for name in ("gradebook.csv", "Summary.MD"):
+        broken(tmp_path / "parts" / name, name)
+        shutil.make_archive(str(submissions / name), "zip", tmp_path / "parts" / name)
+    broken(submissions / "report.html", "report")
+    out = tmp_path / "out"
+    assert cli.main(["grade", str(submissions), "--out", str(out), *SKIP]) == 0
+    assert {row["submission"] for row in rows(out / "gradebook.csv")} == {"gradebook_csv", "Summary_MD", "report_html"}
+    for entry in out.iterdir():  # the batch's files all have an extension, a submission's folder never
+        assert entry.is_file() == ("." in entry.name) and entry.is_dir() == (entry / "results.json").is_file(), entry
+
+
+def test_one_students_folder_in_an_export_is_one_submission(tmp_path):
+    """Issue 41: submission_7001/v1/ and v2/ in an export folder were two gradebook rows for one student (the zip of
+    the same layout was refused): it is one submission, refused with the reason; one nested in a folder is graded."""
+    export = tmp_path / "export"
+    for folder in ("submission_7001/v1", "submission_7001/v2", "submission_7002/my work"):
+        broken(export / folder, folder)
+    (export / "submission_metadata.yml").write_text(yaml.safe_dump({"submission_7001": {":submitters": [
+        {":name": "Alice Honest"}]}, "submission_7002": {":submitters": [{":name": "Bob Plain"}]}}))
+    jobs = {job.name: job for job in discovery.discover([export])}
+    assert set(jobs) == {"submission_7001", "submission_7002"}
+    assert "submission_7001 holds the files of 2 submissions (v1/, v2/): it is one student's folder" in \
+        jobs["submission_7001"].problem
+    assert jobs["submission_7002"].problem == "" and jobs["submission_7002"].assignment == "masking"
+    assert students(jobs["submission_7001"].source, given=export) == (Submitter("Alice Honest"),)
+
+
+BOMB = "\n".join(['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]'] + [
+    f"a{level}: &a{level} [{', '.join([f'*a{level - 1}'] * 9)}]" for level in range(1, 10)]
+    + ["submission_1:", "  :submitters:", "  - :name: *a9", "    :sid: '1'"])
+
+
+@pytest.mark.parametrize(("text", "why"), [
+    (BOMB, "its aliases expand it past 32 MB"),
+    ("submission_1: " + "[" * 40 + "]" * 40, "nested more than 32 levels deep"),
+    ("submission_1: [" + "1, " * 1001 + "]", "holds more than 1000 values"),
+    ("submission_1: x\n" + "#" * 5000, "larger than 0 MB"),
+    ("submission_1: [unclosed", "expected ',' or ']'"),
+    ("- a list, not the export's mapping", "not a mapping of submissions"),
+    (b"submission_1: \xff", "can't decode byte 0xff"),
+])
+def test_export_metadata_past_its_bounds_costs_the_export_its_names_never_the_batch(tmp_path, monkeypatch, caplog,
+                                                                                    text, why):
+    """Issue 41: an alias bomb in submission_metadata.yml ended `grade` with MemoryError at 2.8 GB, after every
+    grading and before the gradebooks (`str` of the name expanded a billion strings). Bounded as it is parsed: the
+    export names no one, said once, and the grades stand."""
+    monkeypatch.setattr(gradescope, "METADATA_NODES", 1000)
+    if "#" in str(text):
+        monkeypatch.setattr(gradescope, "METADATA_BYTES", 4096)
+    export = tmp_path / "export"
+    source = broken(export / "submission_1", "1")
+    (export / "submission_metadata.yml").write_bytes(text if isinstance(text, bytes) else text.encode())
+    gradescope.export_metadata.cache_clear()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert students(source, given=export) == students(source, given=export) == ()
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 50 << 10, "kB: the bomb was expanded"
+    warned = [record.getMessage() for record in caplog.records if record.levelno == logging.WARNING]
+    assert len(warned) == 1 and why in warned[0] and "the gradebooks name no student" in warned[0], warned
+
+
+def test_export_metadata_within_its_bounds_names_students_with_its_aliases(tmp_path):
+    """What Ruby's YAML writes for an object met twice (an anchor, then aliases) is read as written; a name that is
+    not text names no one."""
+    export = tmp_path / "export"
+    sources = [broken(export / f"submission_{number}", str(number)) for number in (1, 2)]
+    (export / "submission_metadata.yml").write_text(
+        "submission_1:\n  :submitters: &pair\n  - :name: Pair One\n    :sid: 7\n  - :name: [not, a, name]\n"
+        "submission_2:\n  :submitters: *pair\n")
+    gradescope.export_metadata.cache_clear()
+    for source in sources:
+        assert students(source, given=export) == (Submitter("Pair One", "", "7"), Submitter())
