@@ -127,10 +127,15 @@ class Metadata:
 
 def _student(user: dict) -> Submitter:
     """A submitter from the metadata's ``users`` (``name``, ``email``, ``id``) or from the export's ``:submitters:``
-    (``:name:``, ``:email:``, ``:sid:``, the student id the course gave them)."""
+    (``:name:``, ``:email:``, ``:sid:``, the student id the course gave them); a value that is not text or a number
+    names nothing."""
     user = {str(key).strip(":"): value for key, value in user.items()}
-    return Submitter(name=str(user.get("name") or ""), email=str(user.get("email") or ""),
-                   id=str(user.get("sid") or user.get("id") or ""))
+    return Submitter(name=_text(user.get("name")), email=_text(user.get("email")),
+                     id=_text(user.get("sid") or user.get("id")))
+
+
+def _text(value) -> str:
+    return str(value) if isinstance(value, str | int | float) and not isinstance(value, bool) else ""
 
 
 def students(source: Path, *, given: Path | None) -> tuple[Submitter, ...]:
@@ -143,8 +148,8 @@ def students(source: Path, *, given: Path | None) -> tuple[Submitter, ...]:
     the outermost within ``EXPORT_DEPTH`` decides. So is a ``submission_metadata.json`` in the submission: never read
     (Gradescope's own, beside
     ``/autograder/submission``, is ``run``'s, and names no one in results); the runner tells the student it was
-    ignored. Unreadable metadata is ignored with a warning: the gradebook then has no names for that submission, and
-    its grades are unchanged.
+    ignored. Metadata that cannot be read, or is past its bounds (``export_metadata``), is ignored with a warning:
+    the gradebook then has no names for that export (or that submission), and its grades are unchanged.
     """
     source = Path(source)
     given = source if given is None else Path(given)
@@ -156,18 +161,86 @@ def students(source: Path, *, given: Path | None) -> tuple[Submitter, ...]:
             if export.is_file():
                 key = Path(source.relative_to(folder).parts[0]).stem  # the export's folder (or zip) holding it
                 found = export.stat()
-                entry = _export_metadata(export, found.st_mtime_ns, found.st_size).get(key) or {}
+                entry = export_metadata(export, found.st_mtime_ns, found.st_size).get(key) or {}
                 return tuple(_student(user) for user in entry.get(":submitters") or entry.get("submitters") or [])
-    except (OSError, yaml.YAMLError, AttributeError, TypeError) as exc:
+    except (OSError, AttributeError, TypeError) as exc:
         log.warning("ignoring the Gradescope metadata of %s: %s", source, exc)
     return ()
 
 
+METADATA_BYTES = 32 << 20  # an export's submission_metadata.yml: a class of 5000 with 8 attempts each is 3 MB
+METADATA_NODES = 1_000_000  # its values, lists and mappings as parsed (that class: 300,000, 200 MB, 20 s)
+METADATA_DEPTH = 32  # levels of lists and mappings (an export's are 4)
+
+
+class MetadataRefused(yaml.YAMLError):
+    """An export's metadata is past its bounds (``export_metadata``)."""
+
+
+if yaml.__with_libyaml__:  # libyaml's parser (PyYAML's wheels have it) under PyYAML's composer, that _Bounded counts
+    from yaml.cyaml import CParser
+
+    class _Parsed(yaml.composer.Composer, CParser, yaml.constructor.SafeConstructor, yaml.resolver.Resolver):
+        def __init__(self, stream):
+            CParser.__init__(self, stream)
+            yaml.constructor.SafeConstructor.__init__(self)
+            yaml.resolver.Resolver.__init__(self)
+            yaml.composer.Composer.__init__(self)
+else:
+    _Parsed = yaml.SafeLoader
+
+
+class _Bounded(_Parsed):
+    """A safe loader that refuses, as it composes, a document past ``METADATA_NODES`` nodes or ``METADATA_DEPTH``
+    levels, or one that its aliases make larger than ``METADATA_BYTES`` of plain YAML could be ("billion laughs": ten
+    lines of nested aliases stand for a billion strings, which ``safe_load`` shares but anything that walks or prints
+    them, ``str`` included, expands): each node weighs itself and its text, an alias what it stands for."""
+
+    def __init__(self, stream):
+        super().__init__(stream)
+        self.weights: dict[int, int] = {}  # id of a node -> its weight, aliases expanded
+        self.depth = 0
+
+    def compose_node(self, parent, index):
+        self.depth += 1
+        if self.depth > METADATA_DEPTH:
+            raise MetadataRefused(f"it is nested more than {METADATA_DEPTH} levels deep")
+        try:
+            node = super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+        if id(node) not in self.weights:  # an alias is its node again, already weighed
+            if len(self.weights) >= METADATA_NODES:
+                raise MetadataRefused(f"it holds more than {METADATA_NODES} values")
+            inner = node.value if isinstance(node.value, list) else []
+            parts = [part for item in inner for part in (item if isinstance(item, tuple) else (item,))]
+            weight = 1 + (len(node.value) if isinstance(node.value, str) else sum(self.weights[id(p)] for p in parts))
+            if weight > METADATA_BYTES:
+                raise MetadataRefused(f"its aliases expand it past {METADATA_BYTES >> 20} MB")
+            self.weights[id(node)] = weight
+        return node
+
+
 @functools.lru_cache(maxsize=4)
-def _export_metadata(path: Path, modified: int, size: int) -> dict:
+def export_metadata(path: Path, modified: int, size: int) -> dict:
     """An export's ``submission_metadata.yml``, parsed once per version of the file (``modified``, ``size``), not
-    once per submission: a class's export names hundreds of submissions."""
-    return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    once per submission: a class's export names hundreds of submissions. Bounded before it is read (``size``) and as
+    it is parsed (``_Bounded``); whatever fails costs the export its names, said once, never the batch: {}."""
+    try:
+        if size > METADATA_BYTES:
+            raise MetadataRefused(f"it is larger than {METADATA_BYTES >> 20} MB")
+        with open(path, "rb") as handle:
+            text = handle.read(METADATA_BYTES + 1)
+        if len(text) > METADATA_BYTES:
+            raise MetadataRefused(f"it is larger than {METADATA_BYTES >> 20} MB")
+        data = yaml.load(text.decode("utf-8"), Loader=_Bounded) or {}  # noqa: S506 - a safe loader, bounded
+        if not isinstance(data, dict):
+            raise MetadataRefused("it is not a mapping of submissions")
+        return data
+    except (OSError, ValueError, yaml.YAMLError, RecursionError, MemoryError) as exc:
+        log.warning("ignoring Gradescope's metadata %s (%s): the gradebooks name no student of its submissions; "
+                    "their grades are unaffected", path, exc)
+        return {}
 
 
 STUDENTS_FILE = "students.json"  # beside a submission's results: who made it, for the staff's gradebooks only

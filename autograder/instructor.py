@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 
-from autograder import ceilings, course, scratch, sinks, trees
+from autograder import ceilings, course, scratch, sinks
 from autograder.batch import engine, gradebook
 from autograder.batch.discovery import UnreadablePath, discovered
 from autograder.batch.engine import EngineError
@@ -46,14 +46,16 @@ def _grade(options, out, jobs) -> int:
         return 2
     earlier = gradebook.results_in(out)
     plan = resume.plan(jobs, earlier) if options.resume else resume.Plan(todo=list(jobs))
-    todo, kept = plan.todo, plan.kept
+    todo = plan.todo
     if options.resume:
-        for name in plan.stale:  # a name from ``results_in``: one folder of ``out``
-            trees.remove(out / name)
-        log.info("resuming %s: %d of %d submission(s) have a final grade there; grading %d", out, len(kept),
-                 len(jobs), len(todo))
-    others = sorted({results.submission for results in earlier} - {job.name for job in todo} - set(kept)
-                    - set(plan.stale))
+        for name, verdict in plan.copied.items():
+            resume.copy(out, name, verdict)
+            log.info("%s: the same files as the final grade %s there: its verdict copied as its own, not graded "
+                     "again", sinks.line(name), sinks.line(verdict.submission))
+        log.info("resuming %s: of %d submission(s), %d have a final grade there%s; grading %d", out, len(jobs),
+                 len(plan.kept), f", {len(plan.copied)} the files of another's (its verdict copied as theirs)"
+                 if plan.copied else "", len(todo))
+    others = sorted({results.submission for results in earlier} - {job.name for job in jobs})
     if others and not (options.force or options.resume):
         log.error("error: %s holds the results of %d other submission(s) (%s): grade into an empty folder, add "
                   "--force to grade into this one anyway (its gradebooks and report then list them too), or "
@@ -62,7 +64,7 @@ def _grade(options, out, jobs) -> int:
     if others:
         log.info("%s also holds the results of %d submission(s) not given now; the gradebooks and report list them "
                  "too: %s", out, len(others), _names(others))
-    sources = {job.name: job for job in jobs} | kept
+    sources = {job.name: job for job in jobs}
     try:
         collected = engine.grade_all(todo, out, workers=options.jobs, public_only=options.public_only,
                                      progress=not options.quiet, skip_tags=options.skip_tag, engine=options.engine,

@@ -15,6 +15,14 @@ folder it is handed in as, which the batch shows as the submission's name.
 ``CODE`` may name ``@REPO@`` (the checkout), ``@MARKER@`` (a token unique to the case: another submission that
 shows it has read this one), ``@COPY@`` (a second checkout's solutions on disk) and ``@PORT@`` (a local TCP port that
 records who connects).
+
+An attack on the batch itself (its names, an export's layout and metadata, a resume) says how the submission is
+handed in: ``HANDED_IN`` maps paths under the case's folder to ``zip`` or ``folder`` (the submission written there
+so), ``BESIDE`` holds files at the folder's top (an export's ``submission_metadata.yml``), ``RESUMED`` a second
+``handed_in`` and ``beside`` given afterwards to ``grade --resume`` over the first's results; ``ROWS`` is the
+gradebook it must leave (each results folder and the student it names, "" for none) and ``SAID`` what the command must
+print. Such a case is graded by ``autograder grade`` in a results folder of its own (tests/test_isolation.py), and
+``EXPECT``, ``PRESENT`` and ``ABSENT`` apply to each of its results.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from __future__ import annotations
 import ast
 import json
 import shutil
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,6 +62,32 @@ class Case:
     modes: tuple[str, ...] = MODES
     modes_why: str = ""
     submitted_as: str = "@LABEL@"
+    # An attack on the batch itself (the module docstring): how it is handed in, and what the batch must leave.
+    handed_in: dict = field(default_factory=dict)
+    beside: dict = field(default_factory=dict)
+    resumed: dict = field(default_factory=dict)
+    rows: dict = field(default_factory=dict)
+    said: list[str] = field(default_factory=list)
+
+    def hand_in(self, folder: Path, values: dict[str, str], resumed: bool = False) -> Path:
+        """The folder given to ``grade`` for an attack on the batch (``RESUMED``'s with ``resumed``): the submission
+        written under ``folder/<label>[-resumed]`` at each path of ``handed_in``, zipped or as a folder, and the files
+        ``beside`` at its top."""
+        layout = self.resumed if resumed else {"handed_in": self.handed_in, "beside": self.beside}
+        top = folder / (f"{self.label}-resumed" if resumed else self.label)
+        one = self.materialize(folder / f"{top.name}-written", values)
+        for path, kind in layout["handed_in"].items():
+            (top / path).parent.mkdir(parents=True, exist_ok=True)
+            if kind == "folder":
+                shutil.copytree(one, top / path)
+                continue
+            with zipfile.ZipFile(top / path, "w") as archive:
+                for file in sorted(one.rglob("*")):
+                    if file.is_file():
+                        archive.write(file, file.relative_to(one).as_posix())
+        for name, text in layout.get("beside", {}).items():
+            (top / name).write_text(text)
+        return top
 
     @property
     def label(self) -> str:

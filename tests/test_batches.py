@@ -12,10 +12,13 @@ import csv
 import json
 import logging
 import os
+import re
+import resource
 import shutil
 import signal
 import threading
 import time
+import unicodedata
 import zipfile
 from pathlib import Path
 
@@ -23,7 +26,7 @@ import pytest
 import yaml
 from conftest import MASKING, REPO
 
-from autograder import cli
+from autograder import cli, gradescope
 from autograder.batch import discovery, resume
 from autograder.batch.discovery import discovered, export_prefix
 from autograder.gradescope import Submitter, students
@@ -116,8 +119,9 @@ def test_a_zip_that_reads_neither_as_one_submission_nor_as_an_export_is_refused(
 
 
 def test_resume_keeps_final_grades_by_content_and_grades_the_rest(tmp_path):
-    """A final grade is matched by the staged files (a zip of the same files too), never by name; an unfinished
-    grading of a submission graded again under another name is stale."""
+    """A final grade is kept for the submission of its own name whose staged files are the same (a zip of the same
+    files too); under another name, the same files get a result of their own with that verdict, never the other's
+    result (the grade stays with the student it was graded for); anything else is graded."""
     first, second = broken(tmp_path / "first", "1"), broken(tmp_path / "second", "2")
     zipped = tmp_path / "zipped.zip"
     with zipfile.ZipFile(zipped, "w") as archive:
@@ -132,14 +136,39 @@ def test_resume_keeps_final_grades_by_content_and_grades_the_rest(tmp_path):
         results.set_status(status, STOPPED if status is Status.INCOMPLETE else "")
         return results
 
-    plan = resume.plan(jobs, [earlier("old_first", digests[0], Status.DOES_NOT_LOAD),
-                              earlier("old_second", digests[1], Status.INCOMPLETE),
+    old_first = earlier("old_first", digests[0], Status.DOES_NOT_LOAD)
+    plan = resume.plan(jobs, [old_first, earlier("second", digests[1], Status.INCOMPLETE),
                               earlier("gone", "sha256:0", Status.GRADED)])
-    assert [job.name for job in plan.todo] == ["second", "zipped"], "one final grade per content"
-    assert plan.kept == {"old_first": jobs[0]} and plan.stale == ["old_second"]
+    assert [job.name for job in plan.todo] == ["second"], "a grading that did not finish is graded again"
+    assert plan.kept == [] and plan.copied == {"first": old_first, "zipped": old_first}, "a verdict, not a result"
     alike = resume.plan(jobs, [earlier(name, digests[0], Status.GRADED) for name in ("zipped", "first")])
-    assert alike.kept == {"first": jobs[0], "zipped": jobs[2]}, "two students who handed in alike keep a grade each"
-    assert [job.name for job in alike.todo] == ["second"]
+    assert alike.kept == ["first", "zipped"], "two students who handed in alike keep a grade each"
+    assert [job.name for job in alike.todo] == ["second"] and not alike.copied
+    changed = resume.plan(jobs, [earlier("first", "sha256:1", Status.GRADED)])
+    assert [job.name for job in changed.todo] == ["first", "second", "zipped"], "changed files are graded again"
+
+
+def test_resume_never_gives_one_students_grade_to_another(tmp_path, caplog):
+    """Issue 41: an export holding Mallory's copy of Alice's files (and not Alice), resumed over Alice's grade, renamed
+    Alice's result to Mallory: Alice's row was gone, Mallory's was Alice's grade. Each keeps a row of their own."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    for export, folder, name in ((first, "submission_1", "Alice Honest"), (second, "submission_2", "Mallory Copier")):
+        broken(export / folder, "Alice's files")
+        (export / "submission_metadata.yml").write_text(yaml.safe_dump({folder: {":submitters": [{":name": name}]}}))
+    out = tmp_path / "out"
+    assert cli.main(["grade", str(first), "--out", str(out), *SKIP]) == 0
+    alice = (out / "submission_1" / "results.json").read_bytes()
+    caplog.set_level(logging.INFO)
+    assert cli.main(["grade", str(second), "--resume", str(out), *SKIP]) == 0
+    assert "1 the files of another's (its verdict copied as theirs); grading 0" in caplog.text
+    named = {row["submission"]: row for row in rows(out / "gradebook-masking.csv")}
+    assert {name: row["student_name"] for name, row in named.items()} == {"submission_1": "Alice Honest",
+                                                                          "submission_2": "Mallory Copier"}
+    assert named["submission_2"]["status"] == named["submission_1"]["status"] == "does not load"
+    assert (out / "submission_1" / "results.json").read_bytes() == alice, "Alice's result is hers, untouched"
+    copied = json.loads((out / "submission_2" / "results.json").read_text())
+    assert copied["extra_data"]["submission"] == "submission_2" and "submission_1" not in (
+        out / "submission_2" / "feedback.md").read_text(), "Mallory's feedback names no one else"
 
 
 @pytest.mark.slow
@@ -233,15 +262,113 @@ def test_a_stopped_batch_resumed_gives_the_gradebook_of_one_never_stopped(tmp_pa
     assert "1 does not load, 1 stopped; over the final grades, mean 0.0 %" in html, "no score of it is counted"
 
     first = (resumed / "a_broken" / "results.json").read_bytes()
-    (submissions / "a_broken").rename(submissions / "a_renamed")  # matched by what it holds, not by its name
     caplog.clear()
     caplog.set_level(logging.INFO)
     assert cli.main(["grade", str(submissions), "--resume", str(resumed), *SKIP]) == 0
-    assert "1 of 3 submission(s) have a final grade there; grading 2" in caplog.text
+    assert "of 3 submission(s), 1 have a final grade there; grading 2" in caplog.text
     assert (resumed / "a_broken" / "results.json").read_bytes() == first, "a final grade is graded again"
-    assert not (resumed / "a_renamed").exists()
     timing = ("execution_time",)
     assert rows(resumed / "gradebook.csv", timing) == rows(whole / "gradebook.csv", timing)
     assert rows(resumed / "gradebook-masking.csv", timing) == rows(whole / "gradebook-masking.csv", timing)
     listed = (resumed / "report.html").read_text().split('id="masking-not-graded"')[1].split("</section>")[0]
     assert "b_reference" not in listed and "a_broken" in listed
+
+    (submissions / "a_broken").rename(submissions / "a_renamed")  # the same files under another name: a row of its own
+    assert cli.main(["grade", str(submissions), "--resume", str(resumed), *SKIP]) == 0
+    assert "1 the files of another's (its verdict copied as theirs); grading 0" in caplog.text
+    renamed = {row.pop("submission"): row for row in rows(resumed / "gradebook.csv", timing)}
+    assert set(renamed) == {"a_broken", "a_renamed", "b_reference", "c_broken"}
+    assert renamed["a_renamed"] == renamed["a_broken"] and (resumed / "a_broken" / "results.json").read_bytes() == first
+
+
+NAMES = ["gradebook.csv", "summary.md", "report.html", "manual_answers.csv", "gradebook-masking.csv", "Alice", "alice",
+         "ALICE", "caf\u00e9", "cafe\u0301", "\uff43\uff41\uff46\u00e9", "a:b", "a?b", "a_b", "a_b-2", "..", ".", "",
+         "\x1b]0;title\x07", "x" * 300, "\u00e9" * 200]
+
+
+def test_a_submissions_name_never_decides_where_the_batchs_files_go():
+    """Issue 41: `gradebook.csv.zip` was graded into out/gradebook.csv/, where the gradebook could then not be
+    written; two names that differ by case or Unicode form are one folder on some file systems. A results folder's
+    name has no extension, as every batch file has, and no two are one to a file system."""
+    taken: set[str] = set()
+    names = [discovery.folder_name(name, taken) for name in NAMES]
+    assert all(re.fullmatch(r"[\w-]+", name) and len(name.encode()) <= discovery.NAME_BYTES for name in names), names
+    keys = [unicodedata.normalize("NFKC", name).casefold() for name in names]
+    assert len(set(keys)) == len(keys), names
+    assert names[:8] == ["gradebook_csv", "summary_md", "report_html", "manual_answers_csv", "gradebook-masking_csv",
+                         "Alice", "alice-2", "ALICE-3"]
+
+
+def test_zips_and_folders_named_like_batch_files_leave_the_batchs_files_to_it(tmp_path):
+    submissions = tmp_path / "submissions"
+    for name in ("gradebook.csv", "Summary.MD"):
+        broken(tmp_path / "parts" / name, name)
+        shutil.make_archive(str(submissions / name), "zip", tmp_path / "parts" / name)
+    broken(submissions / "report.html", "report")
+    out = tmp_path / "out"
+    assert cli.main(["grade", str(submissions), "--out", str(out), *SKIP]) == 0
+    assert {row["submission"] for row in rows(out / "gradebook.csv")} == {"gradebook_csv", "Summary_MD", "report_html"}
+    for entry in out.iterdir():  # the batch's files all have an extension, a submission's folder never
+        assert entry.is_file() == ("." in entry.name) and entry.is_dir() == (entry / "results.json").is_file(), entry
+
+
+def test_one_students_folder_in_an_export_is_one_submission(tmp_path):
+    """Issue 41: submission_7001/v1/ and v2/ in an export folder were two gradebook rows for one student (the zip of
+    the same layout was refused): it is one submission, refused with the reason; one nested in a folder is graded."""
+    export = tmp_path / "export"
+    for folder in ("submission_7001/v1", "submission_7001/v2", "submission_7002/my work"):
+        broken(export / folder, folder)
+    (export / "submission_metadata.yml").write_text(yaml.safe_dump({"submission_7001": {":submitters": [
+        {":name": "Alice Honest"}]}, "submission_7002": {":submitters": [{":name": "Bob Plain"}]}}))
+    jobs = {job.name: job for job in discovery.discover([export])}
+    assert set(jobs) == {"submission_7001", "submission_7002"}
+    assert "submission_7001 holds the files of 2 submissions (v1/, v2/): it is one student's folder" in \
+        jobs["submission_7001"].problem
+    assert jobs["submission_7002"].problem == "" and jobs["submission_7002"].assignment == "masking"
+    assert students(jobs["submission_7001"].source, given=export) == (Submitter("Alice Honest"),)
+
+
+BOMB = "\n".join(['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]'] + [
+    f"a{level}: &a{level} [{', '.join([f'*a{level - 1}'] * 9)}]" for level in range(1, 10)]
+    + ["submission_1:", "  :submitters:", "  - :name: *a9", "    :sid: '1'"])
+
+
+@pytest.mark.parametrize(("text", "why"), [
+    (BOMB, "its aliases expand it past 32 MB"),
+    ("submission_1: " + "[" * 40 + "]" * 40, "nested more than 32 levels deep"),
+    ("submission_1: [" + "1, " * 1001 + "]", "holds more than 1000 values"),
+    ("submission_1: x\n" + "#" * 5000, "larger than 0 MB"),
+    ("submission_1: [unclosed", "expected ',' or ']'"),
+    ("- a list, not the export's mapping", "not a mapping of submissions"),
+    (b"submission_1: \xff", "can't decode byte 0xff"),
+])
+def test_export_metadata_past_its_bounds_costs_the_export_its_names_never_the_batch(tmp_path, monkeypatch, caplog,
+                                                                                    text, why):
+    """Issue 41: an alias bomb in submission_metadata.yml ended `grade` with MemoryError at 2.8 GB, after every
+    grading and before the gradebooks (`str` of the name expanded a billion strings). Bounded as it is parsed: the
+    export names no one, said once, and the grades stand."""
+    monkeypatch.setattr(gradescope, "METADATA_NODES", 1000)
+    if "#" in str(text):
+        monkeypatch.setattr(gradescope, "METADATA_BYTES", 4096)
+    export = tmp_path / "export"
+    source = broken(export / "submission_1", "1")
+    (export / "submission_metadata.yml").write_bytes(text if isinstance(text, bytes) else text.encode())
+    gradescope.export_metadata.cache_clear()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert students(source, given=export) == students(source, given=export) == ()
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 50 << 10, "kB: the bomb was expanded"
+    warned = [record.getMessage() for record in caplog.records if record.levelno == logging.WARNING]
+    assert len(warned) == 1 and why in warned[0] and "the gradebooks name no student" in warned[0], warned
+
+
+def test_export_metadata_within_its_bounds_names_students_with_its_aliases(tmp_path):
+    """What Ruby's YAML writes for an object met twice (an anchor, then aliases) is read as written; a name that is
+    not text names no one."""
+    export = tmp_path / "export"
+    sources = [broken(export / f"submission_{number}", str(number)) for number in (1, 2)]
+    (export / "submission_metadata.yml").write_text(
+        "submission_1:\n  :submitters: &pair\n  - :name: Pair One\n    :sid: 7\n  - :name: [not, a, name]\n"
+        "submission_2:\n  :submitters: *pair\n")
+    gradescope.export_metadata.cache_clear()
+    for source in sources:
+        assert students(source, given=export) == (Submitter("Pair One", "", "7"), Submitter())

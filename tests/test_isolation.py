@@ -18,6 +18,7 @@ import contextlib
 import csv
 import io
 import json
+import logging
 import os
 import secrets
 import shutil
@@ -33,7 +34,7 @@ from conftest import REPO, needs_root, private_tmp
 from opened import formulas, headings, strong, unprintable
 from rich.console import Console
 
-from autograder import course
+from autograder import cli, course
 from autograder.authoring import leaks
 from autograder.batch import gradebook
 from autograder.batch.discovery import discover
@@ -144,7 +145,7 @@ def graded(request, tmp_path_factory) -> Graded:
     before = {entry.path for folder in permissions.WORLD_WRITABLE for entry in os.scandir(folder)}
     values = {"REPO": str(REPO), "COPY": str(copy), "PORT": str(listener.port)}
     submissions = base / "submissions"
-    cases = [case for case in CASES if mode in case.modes]
+    cases = [case for case in CASES if mode in case.modes and not case.handed_in]  # not an attack on the batch
     paths = [case.materialize(submissions, values) for case in cases]
     wanted = {(case.assignment, case.base) for case in cases} | {(name, "reference") for name in course.names()}
     base_paths = {key: write_base(*key, submissions / f"base-{key[0]}-{key[1].replace(':', '-')}") for key in wanted}
@@ -195,6 +196,8 @@ def _write_table(graded: Graded) -> None:
 
 def _results(graded: Graded, case: Case) -> Results:
     """``case``'s results in this mode; skipped, saying why, in a mode that does not grade it (its ``MODES``)."""
+    if case.handed_in:
+        pytest.skip(f"{case.label} attacks the batch: `autograder grade` grades it in a folder of its own (below)")
     if case.label not in graded.results:
         pytest.skip(f"{case.label} is graded with {' and '.join(case.modes)} only: {case.modes_why}")
     return graded.results[case.label]
@@ -323,3 +326,79 @@ def test_the_terminal_shows_nothing_a_submission_sends_it(graded):
     left for it to obey (tests/test_terminal.py grades a batch in a pseudo-terminal)."""
     assert "grading" in graded.terminal, "the progress bar wrote nothing: the check would see nothing"
     assert not unprintable(graded.terminal.replace("\r", "")), repr(graded.terminal[-2000:])
+
+
+# Attacks on the batch itself (``HANDED_IN``, catalogue.py): each graded by `autograder grade` as an instructor runs it,
+# in a results folder of its own (and resumed there with ``RESUMED``), in each mode.
+BATCH_CASES = [case for case in CASES if case.handed_in]
+
+
+@dataclass
+class Batch:
+    out: Path
+    said: list[str]
+    error: str = ""  # what the command raised, if it did
+
+
+class _Said(logging.Handler):
+    def __init__(self, said: list[str]):
+        super().__init__()
+        self.said = said
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.said.append(record.getMessage())
+
+
+@pytest.fixture(scope="module", params=list(MODES))
+def batches(request, tmp_path_factory) -> dict[str, Batch]:
+    mode = request.param
+    base = tmp_path_factory.mktemp(f"batch-{mode}")
+    values = {"REPO": str(REPO), "COPY": str(base), "PORT": "9"}
+    done = {}
+    with pytest.MonkeyPatch.context() as patch, private_tmp():
+        patch.setenv("AUTOGRADER_NAMESPACES", MODES[mode])
+        patch.setenv("AUTOGRADER_LOCK_FILES", "1")
+        Isolation.detect.cache_clear()
+        for case in (case for case in BATCH_CASES if mode in case.modes):
+            batch = done[case.label] = Batch(out=base / "out" / case.label, said=[])
+            handler, logger = _Said(batch.said), logging.getLogger("autograder")
+            level = logger.level
+            logger.addHandler(handler)
+            logger.setLevel(logging.INFO)
+            options = ["--skip-tag", "runtime", "--skip-tag", "retraining", "--jobs", "2", "--quiet"]
+            try:
+                cli.main(["grade", str(case.hand_in(base / "in", values)), "--out", str(batch.out), *options])
+                if case.resumed:
+                    cli.main(["grade", str(case.hand_in(base / "in", values, resumed=True)), "--resume",
+                              str(batch.out), *options])
+            except Exception as exc:  # the old code's: the test says so, case by case
+                batch.error = f"{type(exc).__name__}: {exc}"
+            finally:
+                logger.removeHandler(handler)
+                logger.setLevel(level)
+    Isolation.detect.cache_clear()
+    return done
+
+
+@pytest.mark.parametrize("case", BATCH_CASES, ids=[case.label for case in BATCH_CASES])
+def test_an_attack_on_the_batch_leaves_it_its_files_and_each_student_a_row_of_their_own(batches, case: Case):
+    if case.label not in batches:
+        pytest.skip(f"{case.label} is graded with {' and '.join(case.modes)} only: {case.modes_why}")
+    batch = batches[case.label]
+    assert not batch.error, f"{case.label}: the command failed: {batch.error}"
+    for name in ("gradebook.csv", "summary.md", "report.html", f"gradebook-{case.assignment}.csv"):
+        assert (batch.out / name).is_file(), name
+    for entry in batch.out.iterdir():  # every batch file has an extension, a submission's folder never
+        assert entry.is_file() == ("." in entry.name) and entry.is_dir() == (entry / "results.json").is_file(), entry
+    with open(batch.out / f"gradebook-{case.assignment}.csv", newline="", encoding="utf-8") as handle:
+        rows = {row["submission"]: row.get("student_name", "") for row in csv.DictReader(handle)}
+    assert rows == case.rows, f"{case.label}: whom each row names"
+    for name in rows:
+        results = Results.from_gradescope(json.loads((batch.out / name / "results.json").read_text()))
+        expected = {"zero": results.score == 0, "full": results.score == results.max_score > 0,
+                    "below": results.score < results.max_score, "any": True}[case.expect]
+        assert expected, f"{case.label}/{name}: {results.score}/{results.max_score}, expected {case.expect}"
+        seen = _seen(results)
+        assert all(text in seen for text in case.present) and not any(text in seen for text in case.absent), seen
+    for text in case.said:
+        assert any(text in line for line in batch.said), f"{case.label} should say {text!r}: {batch.said}"

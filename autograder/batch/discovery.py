@@ -10,12 +10,21 @@ beside a ``submission_metadata.yml`` at its top (or inside its one top folder). 
 every zip (``submission.extract_zip``, with a class's limits), into a folder the command owns (``discovered``), and
 each submission in it is a job, found under that folder as under an unzipped export. A zip anywhere else is one
 student's: one that holds an export, or the files of several submissions (an assignment's own files in folders
-neither of which holds the other), is refused with the reason, never graded as the first submission it holds."""
+neither of which holds the other), is refused with the reason, never graded as the first submission it holds. So is a
+folder of an export (``submission_<id>/``, one student's) that holds several submissions.
+
+A job's name is its results folder's (``out/<name>/``) and its gradebook row's, so a submission's name never decides
+where the batch's own files go (``folder_name``): it holds letters, digits, ``-`` and ``_`` only, never a ``.``, and
+every file a batch writes at the top of its results folder has an extension (``gradebook.csv``, ``summary.md``,
+``report.html``, and whatever it writes later): ``gradebook.csv.zip`` is graded as ``gradebook_csv``. Names that a
+file system could take for one another (case, Unicode normalisation) are told apart with ``-2``, ``-3``."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
+import unicodedata
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,6 +35,7 @@ from autograder.submission import (
     EXPORT_BYTES,
     EXPORT_FILES,
     JUNK,
+    MAX_DEPTH,
     MAX_FILES,
     SubmissionError,
     extract_zip,
@@ -36,6 +46,8 @@ from autograder.submission import (
 SEARCH_DEPTH = 3
 EXPORT_METADATA = "submission_metadata.yml"  # at the top of Gradescope's "Export Submissions"
 EXPORT_FOLDER = "submission_"  # how each submission's folder in an export is named (``submission_<id>``)
+NAME_BYTES = 150  # of a results folder's name, in UTF-8 (file systems allow 255; room left for a ``-N``)
+UNNAMED = "submission"  # a name that keeps nothing (all punctuation)
 
 
 class UnreadablePath(Exception):
@@ -48,7 +60,8 @@ class Job:
     """One submission to grade; ``skip_tags``: tags of tests not to run for it (see ``runner.grade_one``); ``secret``:
     the hidden seed to grade under instead of the term's, with ``hidden_only`` (``autograder validate`` draws the
     hidden tests' inputs under fresh secrets); ``public_only`` and ``oracle``: the job's own, whatever the batch's
-    (validate grades its whole matrix in one batch). ``name`` may hold folders: its results go to ``out/name``.
+    (validate grades its whole matrix in one batch). Its results go to ``out/name``: ``discover`` names a submission
+    (``folder_name``); validate's own jobs are named with folders (``out/masking/graded/reference``).
     ``given``: the path given to the command that it was found under; what lies below it and above the submission is
     the student's (``gradescope.students`` reads an export's metadata only at or above it)."""
 
@@ -72,7 +85,7 @@ def assignment_of(path: Path) -> str | None:
         except (zipfile.BadZipFile, OSError, SubmissionError):
             return None
     elif path.is_dir():
-        present = {p.name for p in _files(path, SEARCH_DEPTH)}
+        present = {p.name for p in _files(path, MAX_DEPTH)}
     else:
         return None
     return _assignment_among(present)
@@ -168,24 +181,46 @@ def discover(paths: list[Path], forced: str | None = None, exports: Path | None 
         for job in found:
             job.given = path
         jobs += found
-    seen: dict[str, int] = {}
+    taken: set[str] = set()
     for job in jobs:
-        count = seen.get(job.name, 0)
-        seen[job.name] = count + 1
-        if count:
-            job.name = f"{job.name}-{count + 1}"
+        job.name = folder_name(job.name, taken)
     return jobs
 
 
+def folder_name(name: str, taken: set[str]) -> str:
+    """The results folder's name for a submission called ``name`` (the module docstring says why), added to ``taken``
+    (the names given so far, as file systems compare them: case-folded): in Unicode's compatibility form (NFKC), each
+    run of characters other than letters, digits, ``-`` and ``_`` as one ``_``, at most ``NAME_BYTES``, and ``-2``,
+    ``-3``... after a name taken already."""
+    base = re.sub(r"[^\w-]+", "_", unicodedata.normalize("NFKC", name)).strip("_-") or UNNAMED
+    while len(base.encode()) > NAME_BYTES:
+        base = base[:-1]
+    chosen, count = base, 1
+    while chosen.casefold() in taken:
+        count += 1
+        chosen = f"{base}-{count}"
+    taken.add(chosen.casefold())
+    return chosen
+
+
 def _search(path: Path, forced: str | None, depth: int, prefix: str = "") -> list[Job]:
+    """The submissions at or under ``path``; in a folder that holds an export's metadata (Gradescope's export,
+    unzipped), each ``submission_<id>/`` folder is one student's, so one submission, whatever it holds (``_job``
+    refuses it when that is several)."""
     if _is_submission(path, forced):
         return [_job(prefix + _stem(path), path, forced)]
     if not path.is_dir() or depth >= SEARCH_DEPTH:
         return []
+    export = _regular(path / EXPORT_METADATA)
+    inner = f"{prefix}{path.name}-" if depth > 0 else prefix
     jobs = []
     for child in sorted(path.iterdir()):
-        if not child.name.startswith(".") and child.name not in ("__pycache__", "__MACOSX") and _followable(child):
-            jobs += _search(child, forced, depth + 1, f"{prefix}{path.name}-" if depth > 0 else prefix)
+        if child.name.startswith(".") or child.name in ("__pycache__", "__MACOSX") or not _followable(child):
+            continue
+        if export and child.name.startswith(EXPORT_FOLDER) and child.is_dir() and not child.is_symlink():
+            jobs.append(_job(inner + child.name, child, forced, exported=True))
+        else:
+            jobs += _search(child, forced, depth + 1, inner)
     return jobs
 
 
@@ -209,10 +244,11 @@ def _export(path: Path, into: Path) -> Path | Job | None:
     return into.joinpath(*prefix)
 
 
-def _job(name: str, path: Path, forced: str | None) -> Job:
+def _job(name: str, path: Path, forced: str | None, exported: bool = False) -> Job:
     """The job for a submission at ``path``; without ``forced``, what stops detection is said first (a zip that is
     not one, an empty folder), else the detected assignment (with ``forced``, the runner lists every test at zero
-    and says why). A zip whose layout reads as an export or as several submissions is refused with the reason."""
+    and says why). A zip whose layout reads as an export, or a zip or folder that holds several submissions, is
+    refused with the reason; ``exported``: the folder is one student's in an export (``submission_<id>/``)."""
     if path.is_file() and path.suffix.lower() == ".zip":
         try:
             entries = _zip_entries(path)
@@ -220,26 +256,29 @@ def _job(name: str, path: Path, forced: str | None) -> Job:
             return Job(name, path, forced, "" if forced else unreadable_zip(path, exc))
         except SubmissionError as exc:
             return Job(name, path, forced, "" if forced else f"{path.name}: {exc}")
-        assignment = forced or _assignment_among({parts[-1] for parts in entries})
         if export_prefix(entries) is not None:
-            return Job(name, path, assignment, f"{path.name} is a Gradescope export (submission_* folders and a "
-                                               f"{EXPORT_METADATA}), not one submission: give the export itself to "
-                                               "`autograder grade`, as its own path")
-        several = _several(entries, assignment) if assignment else []
-        if several:
-            shown = ", ".join(several[:5]) + (", ..." if len(several) > 5 else "")
-            return Job(name, path, assignment, f"{path.name} holds the files of {len(several)} submissions ({shown}) "
-                                               f"and no {EXPORT_METADATA} at its top, so it reads neither as one "
-                                               "submission nor as a Gradescope export: hand in one submission's "
-                                               "files, or give each submission (or the export as Gradescope wrote "
-                                               "it) to `autograder grade`")
-        return Job(name, path, assignment)
-    if forced:
-        return Job(name, path, forced)
-    if path.is_dir() and not _files(path, SEARCH_DEPTH):
-        return Job(name, path, None, f"{path.name} holds no files; a submission is a folder or zip holding one "
-                                     "assignment's files (`autograder list` names them)")
-    return Job(name, path, assignment_of(path))
+            return Job(name, path, forced or _assignment_among({parts[-1] for parts in entries}),
+                       f"{path.name} is a Gradescope export (submission_* folders and a {EXPORT_METADATA}), not one "
+                       "submission: give the export itself to `autograder grade`, as its own path")
+    elif path.is_dir():
+        entries = [parts for file in _files(path, MAX_DEPTH) if not JUNK & set(parts := file.relative_to(path).parts)]
+        if not entries and not forced:
+            return Job(name, path, None, f"{path.name} holds no files; a submission is a folder or zip holding one "
+                                         "assignment's files (`autograder list` names them)")
+    else:
+        return Job(name, path, forced)  # not a zip: staging says so (without ``forced``, no assignment: the runner)
+    assignment = forced or _assignment_among({parts[-1] for parts in entries})
+    several = _several(entries, assignment) if assignment else []
+    if several:
+        shown = ", ".join(several[:5]) + (", ..." if len(several) > 5 else "")
+        why = (f"it is one student's folder of a Gradescope export, so one submission: grade the one that counts "
+               f"by its own path (`autograder grade {path.name}/{several[0]}`)" if exported else
+               f"no {EXPORT_METADATA} at its top, so it reads neither as one submission nor as a Gradescope export: "
+               "hand in one submission's files, or give each submission (or the export as Gradescope wrote it) to "
+               "`autograder grade`")
+        return Job(name, path, assignment, f"{path.name} holds the files of {len(several)} submissions ({shown})"
+                                           f"{':' if exported else ' and'} {why}")
+    return Job(name, path, assignment)
 
 
 def _is_submission(path: Path, forced: str | None) -> bool:
