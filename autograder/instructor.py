@@ -224,6 +224,7 @@ def doctor(options) -> int:
         return 0
     from autograder.sandbox import doctor as gpu_doctor
 
-    found = gpu_doctor.examine(isolation=isolation)
+    found = gpu_doctor.examine(isolation=isolation, progress=lambda mode, outcome: log.info(
+        "%s, %s: %s: %s", mode, outcome.row.name, "works" if outcome.works else "FAILS", outcome.what))
     log.info("%s", "\n".join(gpu_doctor.lines(found)))
     return 0 if all(outcomes[0].works for outcomes in found["modes"].values()) else 1

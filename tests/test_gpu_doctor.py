@@ -75,6 +75,16 @@ def test_a_device_that_answers_is_told_from_a_refused_one():
     assert not doctor.judge({"devices": {}}, cuda=False)[0]
 
 
+def test_the_doctor_names_the_devices_a_uid_without_groups_cannot_use(tmp_path):
+    """A device node of mode 0660 (a group's) is closed to a sandbox uid, which has no groups; 0666 is not."""
+    for name, mode in (("open", 0o666), ("closed", 0o660)):
+        (tmp_path / name).touch()
+        os.chmod(tmp_path / name, mode)
+    report = {"devices": {str(tmp_path / name): {} for name in ("open", "closed")}}
+    whole = doctor.Outcome(doctor.WHOLE, False, "", report)
+    assert doctor._closed({"modes": {"permissions": [whole]}}) == f"{tmp_path / 'closed'} (-rw-rw----)"
+
+
 def test_the_grants_are_nvidias_devices_and_gpus_only(tmp_path):
     """The toolkit's device files are granted and no other; the PCI folders of NVIDIA's GPUs (vendor 0x10de) and not
     the machine's other devices; nothing of the driver without a device."""

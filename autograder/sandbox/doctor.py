@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -81,10 +82,12 @@ class Doctor(Sandbox):
         return {**super().plan(), **self.changes}
 
 
-def examine(cuda: bool | None = None, isolation: Isolation | None = None) -> dict:
+def examine(cuda: bool | None = None, isolation: Isolation | None = None,
+            progress: Callable[[str, Outcome], None] | None = None) -> dict:
     """Run the matrix in every mode this machine grades in: {"cuda": whether NVIDIA's devices are here, "stand_in":
     the stand-in's path or "" (or why there is none), "modes": {mode: [Outcome, ...]}}. ``cuda`` None: look for
-    NVIDIA's control device; False: use a stand-in even there."""
+    NVIDIA's control device; False: use a stand-in even there. ``progress(mode, outcome)`` hears each row as it ends
+    (a worker that hangs as CUDA starts waits for the handshake's deadline, two minutes)."""
     cuda = os.path.exists(NVIDIA_CONTROL) if cuda is None else cuda
     isolation = isolation or Isolation.detect()
     modes = [isolation]
@@ -96,7 +99,7 @@ def examine(cuda: bool | None = None, isolation: Isolation | None = None) -> dic
         devices = [stand_in] if stand_in.startswith("/") else []
     try:
         with scratch.folder("doctor") as folder:
-            results = {mode.mode: _matrix(folder / mode.mode, mode, cuda, devices) for mode in modes}
+            results = {mode.mode: _matrix(folder / mode.mode, mode, cuda, devices, progress) for mode in modes}
     finally:
         if devices:
             os.unlink(stand_in)
@@ -113,7 +116,8 @@ def _stand_in(path: str) -> str:
     return path
 
 
-def _matrix(folder: Path, isolation: Isolation, cuda: bool, devices: list[str] | None) -> list[Outcome]:
+def _matrix(folder: Path, isolation: Isolation, cuda: bool, devices: list[str] | None,
+            progress: Callable[[str, Outcome], None] | None) -> list[Outcome]:
     present = {"namespaces": isolation.mode == "namespaces", "landlock": bool(isolation.landlock),
                "seccomp": isolation.seccomp, "cgroups": bool(isolation.cgroups), "uid": isolation.privileged,
                "ioctl": isolation.landlock >= 5}
@@ -128,6 +132,8 @@ def _matrix(folder: Path, isolation: Isolation, cuda: bool, devices: list[str] |
         if row is WHOLE and devices is None:  # what the worker was granted is tried in every row after
             tries["devices"] = sorted(outcome.report.get("devices", {}))
         outcomes.append(outcome)
+        if progress:
+            progress(isolation.mode, outcome)
     return outcomes
 
 
@@ -210,4 +216,21 @@ def lines(found: dict) -> list[str]:
                        f"{report.get('landlock')}; driver files read: " + (", ".join(
                            f"{path} {answer}" for path, answer in report.get("driver", {}).items()) or "none"))
         out.extend(f"  => {line}" for line in verdict(outcomes))
+    closed = _closed(found)
+    if closed:
+        out += ["", "Not usable by a sandbox uid, which has no groups (the uid change refuses them): " + closed]
     return out
+
+
+def _closed(found: dict) -> str:
+    """The devices tried whose mode bits let other users not read and write them, with their modes."""
+    tried = {path for outcomes in found["modes"].values() for path in outcomes[0].report.get("devices", {})}
+    closed = []
+    for path in sorted(tried):
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            continue
+        if mode & 0o006 != 0o006:
+            closed.append(f"{path} ({stat.filemode(mode)})")
+    return ", ".join(closed)

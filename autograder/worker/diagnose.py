@@ -35,8 +35,8 @@ def tries(options: dict, plan: dict, view: dict) -> dict:
         report["cuInit"] = _cu_init()
     if options.get("memory", True):
         report["memory"] = confine.bound_memory(plan, granted.devices)
-    if options.get("cuda"):
-        report["kernel"] = _kernel()
+    if options.get("cuda"):  # torch's import takes seconds, and cannot start what cuInit could not
+        report["kernel"] = _kernel() if report["cuInit"].startswith("ok") else "not tried: cuInit failed"
     return report
 
 
