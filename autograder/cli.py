@@ -148,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
                   "autograder new softmax")
     new.add_argument("name", help="its name, a lower-case Python identifier (the module students write)")
 
-    doctor = command("doctor", "instructors: how workers are isolated here; --gpu: which layer keeps CUDA from them",
+    doctor = command("doctor", "instructors: the sandbox here; --gpu: does CUDA reach workers",
                      "autograder doctor --gpu")
     doctor.add_argument("--gpu", action="store_true", help="start a worker with every layer of the sandbox on, then "
                         "with each off, and say which one stops CUDA (docs/security.md#gpu-machines)")
