@@ -108,6 +108,31 @@ def test_the_grants_are_nvidias_devices_and_gpus_only(tmp_path):
     assert gpu.grants({"devices": []}) == gpu.Grants()
 
 
+# libcuda as the doctor calls it: cuInit's answer from FAKE_CUDA_ANSWER, one device, the names CUDA gives.
+FAKE_CUDA = r"""
+#include <stdlib.h>
+int cuInit(unsigned flags) { return atoi(getenv("FAKE_CUDA_ANSWER")); }
+int cuDeviceGetCount(int *count) { *count = 1; return 0; }
+int cuGetErrorName(int code, const char **name) {
+    *name = code == 304 ? "CUDA_ERROR_OPERATING_SYSTEM" : "CUDA_ERROR_UNKNOWN"; return 0; }
+"""
+
+
+@pytest.mark.skipif(not shutil.which("gcc"), reason="no C compiler to build a stand-in libcuda")
+def test_cuinit_is_called_through_libcuda_and_its_error_named(tmp_path, monkeypatch):
+    from autograder.worker import diagnose
+
+    (tmp_path / "cuda.c").write_text(FAKE_CUDA)
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", tmp_path / "libcuda.so.1", tmp_path / "cuda.c"], check=True)
+    monkeypatch.setattr(diagnose, "LIBCUDA", str(tmp_path / "libcuda.so.1"))
+    monkeypatch.setenv("FAKE_CUDA_ANSWER", "304")
+    assert diagnose._cu_init() == "error 304 (CUDA_ERROR_OPERATING_SYSTEM)"
+    monkeypatch.setenv("FAKE_CUDA_ANSWER", "0")
+    assert diagnose._cu_init() == "ok: 1 device(s)"
+    monkeypatch.setattr(diagnose, "LIBCUDA", str(tmp_path / "missing.so"))
+    assert diagnose._cu_init().startswith(f"{tmp_path / 'missing.so'} did not load")
+
+
 # A worker confined with Landlock on a machine whose NVIDIA devices (a file matching the toolkit's pattern, in a folder
 # outside the allow-list) are found by the glob: it must be granted them, and so bound no address space.
 FOUND_BEFORE = """

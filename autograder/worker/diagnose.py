@@ -18,6 +18,7 @@ import os
 
 from autograder.worker import confine
 
+LIBCUDA = "libcuda.so.1"  # the driver's library, which torch loads too
 TCGETS = 0x5401  # a terminal's ioctl, harmless elsewhere: a device that is reached answers ENOTTY or EINVAL
 KERNEL = """a sum of 2**20 floats doubled on the GPU, synchronised"""
 
@@ -78,11 +79,11 @@ def _user() -> str:
 
 
 def _cu_init() -> str:
-    """``cuInit(0)`` through libcuda.so.1, and the number of devices it then sees; or the error's name."""
+    """``cuInit(0)`` through ``LIBCUDA``, and the number of devices it then sees; or the error's name."""
     try:
-        cuda = ctypes.CDLL("libcuda.so.1")
+        cuda = ctypes.CDLL(LIBCUDA)
     except OSError as exc:
-        return f"libcuda.so.1 did not load: {exc}"
+        return f"{LIBCUDA} did not load: {exc}"
     code = cuda.cuInit(0)
     if code == 0:
         count = ctypes.c_int()
