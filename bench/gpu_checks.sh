@@ -42,12 +42,12 @@ python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.i
 
 if want doctor; then
   stamp doctor
-  timeout 150 python3 -m autograder.cli doctor --gpu > "$OUT/doctor.txt" 2>&1; echo "doctor: exit $?"
+  timeout 120 python3 -m autograder.cli doctor --gpu > "$OUT/doctor.txt" 2>&1; echo "doctor: exit $?"
   grep -E "^(isolation|No NVIDIA|NVIDIA)|=>" "$OUT/doctor.txt"
 fi
 if want tests; then
   stamp tests
-  timeout 120 python3 -m pytest tests/test_gpu_doctor.py tests/test_gpu_sandbox.py tests/test_memory_limit.py -q \
+  timeout 90 python3 -m pytest tests/test_gpu_doctor.py tests/test_gpu_sandbox.py tests/test_memory_limit.py -q \
     -p no:cacheprovider > "$OUT/tests.txt" 2>&1; tail -3 "$OUT/tests.txt"
 fi
 # A slow masking: the reference with the Python-loops mutant appended (later definitions win).
@@ -61,9 +61,9 @@ grade() {  # NAME TIMEOUT PATHS... (the environment says warm or cold, namespace
   tail -4 "/tmp/$name.txt"; folders+=("/tmp/$name")
 }
 folders=()
-want warm && AUTOGRADER_COLD=0 grade warm 120 examples/attention examples/masking examples/positions examples/lm
-want cold && AUTOGRADER_COLD=1 grade cold 120 examples/masking/reference examples/lm/reference examples/lm/partly_wrong
-want perms && AUTOGRADER_NAMESPACES=0 grade permissions 100 examples/masking/reference examples/lm/reference
+want warm && AUTOGRADER_COLD=0 grade warm 100 examples/attention examples/masking examples/positions examples/lm
+want cold && AUTOGRADER_COLD=1 grade cold 100 examples/masking/reference examples/lm/reference examples/lm/partly_wrong
+want perms && AUTOGRADER_NAMESPACES=0 grade permissions 80 examples/masking/reference examples/lm/reference
 if [ ${#folders[@]} -gt 0 ]; then
   python3 bench/gpu_summary.py "${folders[@]}" > "$OUT/gradings.txt" 2>&1
   grep -E "^(==|[a-z])" "$OUT/gradings.txt" | head -30
