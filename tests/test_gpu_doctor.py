@@ -202,4 +202,6 @@ def test_a_sandbox_uid_without_a_passwd_entry_has_a_name_and_a_compile_cache_it_
 
 @pytest.mark.skipif(is_root, reason="as root the doctor makes its stand-in")
 def test_without_root_the_doctor_says_why_there_is_no_stand_in():  # pragma: no cover - make test runs as root
-    assert doctor._stand_in("/dev/autograder-stand-in-test").startswith("no stand-in device")
+    found = doctor.examine(cuda=False)
+    assert found["modes"] == {} and found["stand_in"].startswith("no stand-in device")
+    assert "No stand-in device" in doctor.lines(found)[0]

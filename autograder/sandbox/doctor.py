@@ -97,6 +97,8 @@ def examine(cuda: bool | None = None, isolation: Isolation | None = None,
     if not cuda:
         stand_in = _stand_in(STAND_IN.format(pid=os.getpid()))
         devices = [stand_in] if stand_in.startswith("/") else []
+    if devices == []:  # neither a GPU nor a stand-in: nothing to try
+        return {"cuda": cuda, "stand_in": stand_in, "modes": {}}
     try:
         with scratch.folder("doctor") as folder:
             results = {mode.mode: _matrix(folder / mode.mode, mode, cuda, devices, progress) for mode in modes}
