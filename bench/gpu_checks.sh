@@ -13,7 +13,7 @@
 # PARTS picks steps (default all, in that order); BUDGET the seconds in all (default 540); each step has a timeout and
 # writes its output under $OUT (at most 8 files come back: doctor.txt, tests.txt, gradings.txt, tier.txt, log.txt).
 #
-# Run from the repository root there, with $OUT set, carrying (in .git/info/exclude here, named in the call's carry):
+# Run from the repository root there, with $OUT set, carrying (bench/gpu_carry.sh prepares both here, ignored by git):
 #   .whl/  the wheels the machine lacks, 40 kB: landlockpy==0.2.0, pyseccomp==0.1.2, copydetect==0.5.0
 #          (python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp
 #           --platform manylinux2014_x86_64 -d .whl landlockpy==0.2.0 pyseccomp==0.1.2 copydetect==0.5.0)
