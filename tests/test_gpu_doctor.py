@@ -55,7 +55,7 @@ def test_the_verdict_names_the_layer_that_stops_cuda_and_the_error_it_gave():
     failed = {"devices": {"/dev/nvidia0": {"open": "ok", "ioctl": "ENOTTY"}},
               "cuInit": "error 304 (CUDA_ERROR_OPERATING_SYSTEM)", "kernel": "RuntimeError: no CUDA GPUs"}
     works = {"devices": {"/dev/nvidia0": {"open": "ok", "ioctl": "ENOTTY"}}, "cuInit": "ok: 1 device(s)",
-             "kernel": "ok: NVIDIA H200"}
+             "is_available": "ok", "kernel": "ok: NVIDIA H200"}
     outcomes = [_outcome(doctor.WHOLE, failed), *(_outcome(row, works if row.name == "Landlock off" else failed)
                                                   for row in doctor.LAYERS), _outcome(doctor.GRANTS[0], failed)]
     said = doctor.verdict(outcomes)
@@ -63,6 +63,8 @@ def test_the_verdict_names_the_layer_that_stops_cuda_and_the_error_it_gave():
     assert said[1].startswith("the devices and the driver's files withheld: needed")
     assert doctor.verdict([_outcome(doctor.WHOLE, failed), _outcome(doctor.LAYERS[1], failed)])[0].startswith(
         "no single layer off lets it work")
+    bounded = {**works, "kernel": "RuntimeError: CUDA error: out of memory"}  # the context made under RLIMIT_AS
+    assert doctor.judge(bounded, cuda=True) == (False, "kernel: RuntimeError: CUDA error: out of memory")
 
 
 def test_a_device_that_answers_is_told_from_a_refused_one():

@@ -162,11 +162,11 @@ def judge(report: dict, cuda: bool) -> tuple[bool, str]:
         elif answer["ioctl"] in REFUSED:
             failures.append(f"{os.path.basename(path)}: ioctl {answer['ioctl']} (refused before the device)")
     if cuda:
-        for step in ("cuInit", "kernel"):
-            if not str(report.get(step, "")).startswith("ok"):
-                failures.insert(0, f"{step}: {report.get(step, 'not tried')}")
+        steps = [f"{step}: {report.get(step, 'not tried')}" for step in ("cuInit", "is_available", "kernel")
+                 if not str(report.get(step, "")).startswith("ok")]
+        failures = steps[:1] + failures  # the first step that failed: the later ones were not tried, or follow from it
         if not failures:
-            return True, f"cuInit {report['cuInit']}; kernel {report['kernel']}"
+            return True, f"cuInit {report['cuInit']}; torch's is_available ok; kernel {report['kernel']}"
     elif not report.get("devices"):
         failures.append("no device to try")
     if failures:

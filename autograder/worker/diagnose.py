@@ -1,7 +1,7 @@
 """What the doctor's worker tries once confined (``autograder.sandbox.doctor``), in the order a graded worker meets it:
 each device it was granted opened and given an ioctl, each of the driver's files read, the name of its uid asked;
-then, on a machine with NVIDIA's devices, ``cuInit`` through libcuda (what torch's ``cuda.is_available`` starts
-with), the memory limits a graded worker sets next (``confine.bound_memory``), and a small kernel through torch
+then, on a machine with NVIDIA's devices, ``cuInit`` through libcuda and torch's ``cuda.is_available`` (what a graded
+worker asks), the memory limits a graded worker sets next (``confine.bound_memory``), and a small kernel through torch
 (which makes CUDA's context under them, as a submission's first CUDA call does).
 
 Each outcome is ``"ok"`` or what went wrong, by name. An ioctl the device does not know is answered by the device
@@ -15,6 +15,7 @@ import errno
 import fcntl
 import getpass
 import os
+import warnings
 
 from autograder.worker import confine
 
@@ -34,9 +35,11 @@ def tries(options: dict, plan: dict, view: dict) -> dict:
               "driver": {path: _read(path) for path in granted.driver}}
     if options.get("cuda"):
         report["cuInit"] = _cu_init()
+        if report["cuInit"].startswith("ok"):  # torch's import takes seconds, and cannot start what cuInit could not
+            report["is_available"] = _available()
     if options.get("memory", True):
         report["memory"] = confine.bound_memory(plan, granted.devices)
-    if options.get("cuda"):  # torch's import takes seconds, and cannot start what cuInit could not
+    if options.get("cuda"):
         report["kernel"] = _kernel() if report["cuInit"].startswith("ok") else "not tried: cuInit failed"
     return report
 
@@ -92,6 +95,19 @@ def _cu_init() -> str:
     name = ctypes.c_char_p()
     cuda.cuGetErrorName(code, ctypes.byref(name))
     return f"error {code} ({(name.value or b'unknown').decode()})"
+
+
+def _available() -> str:
+    """torch imported and asked whether CUDA is available, before the memory limits, as a graded worker asks
+    (``autograder.worker.__main__._cuda_usable``)."""
+    try:
+        import torch
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return "ok" if torch.cuda.is_available() else "torch.cuda.is_available() is False"
+    except Exception as exc:  # noqa: BLE001 - whatever the import raises is the answer
+        return f"{type(exc).__name__}: {str(exc)[:400]}"
 
 
 def _kernel() -> str:
