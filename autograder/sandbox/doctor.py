@@ -72,7 +72,10 @@ class Outcome:
 
 
 class Doctor(Sandbox):
-    """A worker of the matrix: a sandbox whose plan is changed as its row says, which tries and exits."""
+    """A worker of the matrix: a sandbox whose plan is changed as its row says, which tries and exits; one that
+    hangs as CUDA starts is given up after ``start_seconds`` (torch's import and CUDA's start take seconds)."""
+
+    start_seconds = 45.0
 
     def __init__(self, root: Path, isolation: Isolation, row: Row, tries: dict, devices: list[str] | None):
         super().__init__(root, {"diagnose": {**tries, **row.tries}}, Limits(), isolation)
@@ -87,7 +90,7 @@ def examine(cuda: bool | None = None, isolation: Isolation | None = None,
     """Run the matrix in every mode this machine grades in: {"cuda": whether NVIDIA's devices are here, "stand_in":
     the stand-in's path or "" (or why there is none), "modes": {mode: [Outcome, ...]}}. ``cuda`` None: look for
     NVIDIA's control device; False: use a stand-in even there. ``progress(mode, outcome)`` hears each row as it ends
-    (a worker that hangs as CUDA starts waits for the handshake's deadline, two minutes)."""
+    (a worker that hangs as CUDA starts is given up after ``Doctor.start_seconds``)."""
     cuda = os.path.exists(NVIDIA_CONTROL) if cuda is None else cuda
     isolation = isolation or Isolation.detect()
     modes = [isolation]
