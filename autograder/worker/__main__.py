@@ -27,6 +27,7 @@ from autograder.worker.traps import Traps
 
 SANDBOX_USER = "student"  # the name a confined worker's libraries read for its uid (``_settle``)
 
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="autograder worker (started by the grader, not by hand)")
     parser.add_argument("--requests", type=int, required=True, help="file descriptor of the requests pipe")
