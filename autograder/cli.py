@@ -30,7 +30,7 @@ log = logging.getLogger("autograder")
 # Commands for course staff live in ``autograder.instructor``, imported by name when one runs: the student copy of the
 # harness does not hold it (``dist.STUDENT_ENTRY_POINTS``), so a student who runs one is told what it is rather than
 # shown a missing module, and nothing a student runs imports batch, report or authoring (pyproject.toml's contracts).
-INSTRUCTOR_COMMANDS = ("grade", "report", "validate", "build", "dist", "new")  # autograder.instructor
+INSTRUCTOR_COMMANDS = ("grade", "report", "validate", "build", "dist", "new", "doctor")  # autograder.instructor
 
 
 DESCRIPTION = """Autograded transformer assignments and the sandboxed grader that scores them.
@@ -147,6 +147,11 @@ def build_parser() -> argparse.ArgumentParser:
     new = command("new", "instructors: scaffold a new assignment (docs/authoring.md)",
                   "autograder new softmax")
     new.add_argument("name", help="its name, a lower-case Python identifier (the module students write)")
+
+    doctor = command("doctor", "instructors: the sandbox here; --gpu: does CUDA reach workers",
+                     "autograder doctor --gpu")
+    doctor.add_argument("--gpu", action="store_true", help="start a worker with every layer of the sandbox on, then "
+                        "with each off, and say which one stops CUDA (docs/security.md#gpu-machines)")
     for name, handler in course.add_commands(command, [*COMMANDS, *commands.choices]).items():
         commands.choices[name].set_defaults(handler=handler)  # an assignment's own subcommand, e.g. lm's world
 

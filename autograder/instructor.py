@@ -1,4 +1,5 @@
-"""The commands for course staff: ``autograder grade``, ``report``, ``validate``, ``build``, ``dist`` and ``new``.
+"""The commands for course staff: ``autograder grade``, ``report``, ``validate``, ``build``, ``dist``, ``new`` and
+``doctor``.
 
 The command line (``autograder.cli``) imports this module by name, only when one of them runs: the student copy of the
 harness holds neither it nor the layers it uses (batch, report, authoring), and a student's ``check`` or ``zip`` never
@@ -211,3 +212,21 @@ def new(options) -> int:
              "yours (docs/authoring.md)", ", ".join(str(p.relative_to(course.REPO_ROOT)) for p in written),
              options.name)
     return 1 if problems else 0
+
+
+def doctor(options) -> int:
+    """``autograder doctor``: the isolation this machine gives workers; with ``--gpu``, the layer that keeps CUDA from
+    them (``autograder.sandbox.doctor``). Exit status 1 where a mode's whole sandbox keeps CUDA (or the stand-in)
+    out."""
+    isolation = Isolation.detect()
+    log.info("isolation: %s: %s", isolation.mode, isolation.note())
+    for line in isolation.skipped():
+        log.info("sandbox: %s", line)
+    if not options.gpu:
+        return 0
+    from autograder.sandbox import doctor as gpu_doctor
+
+    found = gpu_doctor.examine(isolation=isolation, progress=lambda mode, outcome: log.info(
+        "%s, %s: %s: %s", mode, outcome.row.name, "works" if outcome.works else "FAILS", outcome.what))
+    log.info("%s", "\n".join(gpu_doctor.lines(found)))
+    return 0 if all(outcomes[0].works for outcomes in found["modes"].values()) else 1

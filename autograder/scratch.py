@@ -30,7 +30,8 @@ from autograder import trees
 PREFIX = "autograder-"
 # The kinds of folder made here, by what holds them (``make``'s ``kind``); only these are ever swept.
 KINDS = ("batch", "run", "worker", "probe", "reference", "task", "validate", "build", "selftest", "pack",
-         "similarity", "otter-assign", "export", "resume", "mutate")
+         "similarity", "otter-assign", "export", "resume", "mutate",
+         "doctor")
 GRACE_SECONDS = 60.0
 _held: dict[Path, int] = {}  # a folder made by this process -> the descriptor that locks it
 _last_sweep = -GRACE_SECONDS

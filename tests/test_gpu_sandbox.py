@@ -1,6 +1,6 @@
 """What a worker on a GPU machine needs for CUDA, which a CPU machine can check: both seen missing on an H100, where
 every worker's first CUDA call failed (error 304, `cudaGetDeviceCount`) and correct submissions lost their runtime
-tests' points. ``confine.gpu_devices`` stands for NVIDIA's device files here.
+tests' points. ``autograder.worker.gpu.Grants`` stands for NVIDIA's device files here.
 
 - The memory limit: on a GPU machine the writable memory alone, since CUDA reserves address space far beyond any
   memory limit when it starts (tests/test_memory_limit.py).
@@ -25,11 +25,10 @@ GPU = ["/dev/nvidia0", "/dev/nvidiactl", "/dev/nvidia-uvm"]
 # pthread_setname_np of a thread other than the caller writes /proc/PID/task/TID/comm (0, or the error number).
 THREAD_NAME = """
 import ctypes, json, os, tempfile, threading
-from autograder.worker import confine
-confine.gpu_devices = lambda: {devices!r}
+from autograder.worker import confine, gpu
 folder = tempfile.mkdtemp()
 confine._prctl(confine.PR_SET_NO_NEW_PRIVS, 1)
-confine._enforce(confine._allow_list({{"cwd": folder, "tmp": folder}}, -1), -1)
+confine._enforce(confine._allow_list({{"cwd": folder, "tmp": folder}}, -1, gpu.Grants(tuple({devices!r}))), -1)
 started, done = threading.Event(), threading.Event()
 thread = threading.Thread(target=lambda: (started.set(), done.wait()))
 thread.start()

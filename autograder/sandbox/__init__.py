@@ -2,8 +2,8 @@
 worker gets (``config``), how workers are isolated here (``isolation``: namespaces, Landlock, seccomp, found by a
 probe), one worker's life (``process``: the ``Sandbox``), its printed output (``capture``), the reaping of what workers
 leave (``reaping``), the workers' zygote of a grading process (``zygote``, warm starts), a uid of its own per worker
-(``permissions``), control groups (``cgroups``), what a worker writes to disk (``diskwatch``) and its memory, watched
-from outside where the kernel does not bound it (``memorywatch``).
+(``permissions``), control groups (``cgroups``), what a worker writes to disk (``diskwatch``), its memory watched from
+outside (``memorywatch``), and the doctor (``doctor``: which layer keeps CUDA from a worker).
 
 It may import the shared modules at the top of ``autograder`` (``forking``, ``protocol``, ``scratch``), never
 ``course`` or anything above it, nor ``autograder.worker``: the worker is started by name (``-m

@@ -6,7 +6,8 @@ import the submission (with ``cuda``, whether it can use the GPU, and ``memory``
 set: both found before any student file runs, so the grader may believe them), or ``{"ready": false, "error": ...}``
 when the sandbox could not be set up (a grader problem). A probe (``spec["probe"]``) stops after the handshake and
 reports what of the interpreter the confined worker cannot read, which of its own folders it cannot use, and the
-Landlock ABI it enforced (0: none, or one that did not work).
+Landlock ABI it enforced (0: none, or one that did not work). The doctor's worker (``spec["diagnose"]``,
+``autograder.sandbox.doctor``) stops there too, with what it tried once confined (``autograder.worker.diagnose``).
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ import tempfile
 import warnings
 
 from autograder import protocol
-from autograder.worker import confine
+from autograder.worker import confine, diagnose
 from autograder.worker.serve import Worker  # imported before confining: the harness's files are not readable after
 from autograder.worker.traps import Traps
+
+SANDBOX_USER = "student"  # the name a confined worker's libraries read for its uid (``_settle``)
 
 
 def main() -> None:
@@ -49,16 +52,20 @@ def run(requests: int, replies: int) -> None:
                                        "unreachable": _unreachable([view["cwd"], view["tmp"]])})
         os._exit(0)
     _settle(view)
+    if spec.get("diagnose"):
+        protocol.write_frame(replies, {"ready": True, **diagnose.tries(spec["diagnose"], spec["confine"], view)})
+        os._exit(0)
 
     import torch
 
     torch.set_num_threads(int(spec.get("threads", 1)))
-    cuda = _cuda_usable(torch)
+    cuda = _cuda_usable(torch, view["gpu"].devices)
     traps = Traps(list(spec.get("forbidden", [])))
     sys.path.insert(0, view["cwd"])  # only now: no file of the submission can run before the traps are set
     worker = Worker(spec["modules"], traps, view["cwd"])
     try:
-        bounds = confine.bound_memory(spec["confine"])  # last: what its own imports hold is not the submission's
+        # last: what its own imports hold is not the submission's
+        bounds = confine.bound_memory(spec["confine"], view["gpu"].devices)
     except OSError as exc:
         protocol.write_frame(replies, {"ready": False, "error": f"could not bound the worker's memory: {exc}"})
         os._exit(70)
@@ -74,12 +81,13 @@ def run(requests: int, replies: int) -> None:
         protocol.write_frame(replies, reply, out_blobs)
 
 
-def _cuda_usable(torch) -> bool:
+def _cuda_usable(torch, devices: tuple[str, ...]) -> bool:
     """Whether this confined worker can use the GPU, found before any student file runs (so the grader may believe
     it): where the sandbox keeps CUDA out, runtime tests run on the CPU rather than fail correct code. Asked only
-    where NVIDIA's devices exist: starting CUDA takes time. Quietly: torch warns when CUDA fails to start, and the
-    warning would read as the submission's output."""
-    if not confine.gpu_devices():
+    where the worker was granted NVIDIA's ``devices`` (found before it was confined: ``confine.apply``): starting CUDA
+    takes time. Quietly: torch warns when CUDA fails to start, and the warning would read as the submission's
+    output."""
+    if not devices:
         return False
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -87,8 +95,16 @@ def _cuda_usable(torch) -> bool:
 
 
 def _settle(view: dict) -> None:
-    """The confined worker's surroundings: its folders, no command-line arguments, no keyboard."""
-    os.environ.update(HOME=view["cwd"], TMPDIR=view["tmp"], MPLCONFIGDIR=os.path.join(view["tmp"], "matplotlib"))
+    """The confined worker's surroundings: its folders, no command-line arguments, no keyboard, and a name. A sandbox
+    uid has no passwd entry (with namespaces the worker sees no /etc/passwd at all), and a library that asks
+    ``getpwuid`` for it fails: torch 2.11 named its compile cache after the user, and a cold worker on an H100 lost 10
+    lm points to ``getpwuid(): uid not found`` (then "Artifact of type=precompile already registered", the import
+    half done). So ``getpass.getuser`` finds ``USER`` and ``LOGNAME``, and torch's and Triton's caches are named in its
+    TMPDIR (a warm worker's zygote, which is not confined, may have named others, which the worker cannot write)."""
+    tmp = view["tmp"]
+    os.environ.update(HOME=view["cwd"], TMPDIR=tmp, MPLCONFIGDIR=os.path.join(tmp, "matplotlib"), USER=SANDBOX_USER,
+                      LOGNAME=SANDBOX_USER, TORCHINDUCTOR_CACHE_DIR=os.path.join(tmp, "torchinductor"),
+                      TRITON_CACHE_DIR=os.path.join(tmp, "triton"))
     tempfile.tempdir = None
     sys.argv = ["submission"]
     builtins.input = _no_input

@@ -33,6 +33,12 @@ files in ``limits``, are not readable, whatever the mode bits say. landlockpy ma
 running kernel's ABI lacks; the ruleset is built while the process may still open any path, and enforced last, while
 it runs one thread (forked, or before torch's pools start), so every thread after inherits it.
 
+Where NVIDIA's device files exist, what CUDA needs is granted in both root modes and nothing more
+(``autograder.worker.gpu``, each grant with its reason): its devices bound into the namespaces' root and opened with
+their ioctls under Landlock, the driver's files under /proc and /sys read. They are found before the process is
+confined: under Landlock /dev cannot be listed, and a worker that looked for them there found none, so it never asked
+CUDA and bounded its address space as on a CPU machine (found 2026-11-28, ``autograder doctor``).
+
 And, where the system has libseccomp (``plan["seccomp"]``, from ``Isolation.detect``), a system-call filter that
 refuses (EPERM, as Docker's default profile does) what no namespace of the sandbox holds and outlives the process:
 the kernel's keyrings (one per uid per machine, and a key may be readable by any uid: a submission that stored its
@@ -65,6 +71,9 @@ what the process holds then:
   grader reads the resident memory of the worker and its processes from outside and stops them past ``memory_mb``
   over what it held when ready (``autograder.sandbox.memorywatch``).
 
+The module is past 450 lines: each mode's calls are one sequence, in the order ``apply`` makes them, and read
+together.
+
 Why a few system calls here rather than bubblewrap: bubblewrap (which also adds start-up time to every program it
 runs) confines a new program it starts, while the grader confines a worker that already runs (for warm
 grading, a forked copy of a process that has imported torch); only calls made in that process can do that.
@@ -74,7 +83,6 @@ from __future__ import annotations
 
 import ctypes
 import errno
-import glob
 import os
 import platform
 import resource
@@ -91,6 +99,7 @@ except (ImportError, OSError, RuntimeError):
     pyseccomp = None
 
 from autograder import forking, protocol
+from autograder.worker import gpu
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = (
     0x00020000, 0x04000000, 0x08000000, 0x20000000, 0x40000000)
@@ -122,24 +131,26 @@ class ConfineError(Exception):
 
 
 def apply(plan: dict, requests: int, replies: int) -> dict:
-    """Confine this process as ``plan`` says; returns ``{"cwd", "tmp"}``, the working folder and TMPDIR as the
-    confined worker sees them. Exactly one ``{"pid": N}`` frame reaches ``replies`` first: the worker's pid as the
-    grader sees it (for reading its memory from outside), or None where it is the process the grader started.
+    """Confine this process as ``plan`` says; returns ``{"cwd", "tmp", "landlock", "gpu"}``, the working folder and
+    TMPDIR as the confined worker sees them, the Landlock ABI enforced and what it was granted for a GPU
+    (``autograder.worker.gpu.Grants``). Exactly one ``{"pid": N}`` frame reaches ``replies`` first: the worker's pid
+    as the grader sees it (for reading its memory from outside), or None where it is the process the grader started.
     Without Linux's layers (``plan["linux"]`` false: ``limits`` mode, no Landlock, filter or groups) it calls no
     ``prctl`` and reads nothing in ``/proc``: the resource limits every POSIX system has, and umask."""
     linux = plan["linux"]
     if linux:
         _prctl(forking.PR_SET_PDEATHSIG, signal.SIGKILL)
         _join(plan.get("cgroups", []))
+    granted = gpu.grants(plan)  # while /dev may be listed: under Landlock a glob of it finds nothing
     mode = plan["mode"]
     if mode == "namespaces":
-        view = _namespaces(plan, requests, replies)
+        view = _namespaces(plan, requests, replies, granted)
     else:
         protocol.write_frame(replies, {"pid": os.getpid()})
         os.chdir(plan["workdir"])
         view = {"cwd": plan["workdir"], "tmp": plan["tmpdir"]}
     landlock = plan.get("landlock", 0)
-    ruleset = _allow_list(view, landlock)  # named while root, who may open any path
+    ruleset = _allow_list(view, landlock, granted)  # named while root, who may open any path
     _set_limits(plan["limits"])
     if plan.get("uid") is not None:
         _drop_privileges(int(plan["uid"]))
@@ -147,6 +158,7 @@ def apply(plan: dict, requests: int, replies: int) -> dict:
         _prctl(PR_SET_NO_NEW_PRIVS, 1)
         _prctl(forking.PR_SET_PDEATHSIG, signal.SIGKILL)  # changing the uid cleared it
     view["landlock"] = _enforce(ruleset, landlock)
+    view["gpu"] = granted
     if plan.get("seccomp"):
         _filter_calls()
     os.umask(0o077)
@@ -168,7 +180,7 @@ def _join(groups: list[str]) -> None:
         handle.write(str(OOM_SCORE))
 
 
-def _namespaces(plan: dict, requests: int, replies: int) -> dict:
+def _namespaces(plan: dict, requests: int, replies: int, granted: gpu.Grants) -> dict:
     libc = _libc()
     if plan.get("init"):
         if os.getpid() != 1:
@@ -189,9 +201,10 @@ def _namespaces(plan: dict, requests: int, replies: int) -> dict:
     root = plan["rootfs"]
     _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=755,size=1m")
     _tmpfs(f"{root}/tmp", plan["tmp_mb"])  # first: an interpreter under /tmp is bound into it, not hidden by it
-    _devices(root, plan["tmp_mb"])
+    _devices(root, plan["tmp_mb"], granted.devices)
     for path in _readable():
         _bind(path, root + path)
+    _driver(root, granted)
     for name in TOP_LEVEL:
         if os.path.islink(f"/{name}"):
             os.symlink(os.readlink(f"/{name}"), f"{root}/{name}")
@@ -215,20 +228,21 @@ def _namespaces(plan: dict, requests: int, replies: int) -> dict:
     return {"cwd": MOUNTED_AT, "tmp": "/tmp"}
 
 
-def _allow_list(view: dict, wanted: int) -> landlockpy.Ruleset | None:
+def _allow_list(view: dict, wanted: int, granted: gpu.Grants | None = None) -> landlockpy.Ruleset | None:
     """The Landlock ruleset of the allow-list (module docstring), or None. ``wanted``: 0 for none, -1 for what the
-    kernel offers (the probe's question), else the ABI the probe found, which a worker must then get."""
+    kernel offers (the probe's question), else the ABI the probe found, which a worker must then get; ``granted``,
+    what CUDA needs (``autograder.worker.gpu``; by default, NVIDIA's files found now)."""
     if not wanted:
         return None
     try:
         ruleset = landlockpy.Ruleset(scoped=Scope.ABSTRACT_UNIX_SOCKET | Scope.SIGNAL)  # every right the kernel has
         if ruleset.abi_version < wanted:
             raise ConfineError(f"the probe found Landlock ABI {wanted}, this worker only {ruleset.abi_version}" + OFF)
-        gpu = gpu_devices()
-        devices = [f"/dev/{name}" for name in DEVICES] + gpu
+        granted = gpu.grants({}) if granted is None else granted
         rights = {**dict.fromkeys([*_readable(), *(f"/{name}" for name in TOP_LEVEL)], READ),
-                  "/proc": READ | (AccessFS.WRITE_FILE if gpu else 0),  # CUDA names its threads there
-                  **dict.fromkeys(devices, DEVICE),
+                  "/proc": READ | (AccessFS.WRITE_FILE if granted.devices else 0),  # CUDA names its threads there
+                  **dict.fromkeys([f"/dev/{name}" for name in DEVICES], DEVICE),
+                  **granted.rights(READ, DEVICE),
                   **dict.fromkeys([view["cwd"], view["tmp"]], ruleset.handled_fs),
                   "/dev/shm": ruleset.handled_fs & ~(AccessFS.MAKE_SOCK | AccessFS.MAKE_FIFO)}
         for path, access in rights.items():
@@ -341,9 +355,9 @@ def _links() -> dict[str, str]:
     return links
 
 
-def _devices(root: str, shm_mb: int) -> None:
+def _devices(root: str, shm_mb: int, granted: tuple[str, ...]) -> None:
     _mount("tmpfs", f"{root}/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=755,size=64k", create=True)
-    for path in [f"/dev/{name}" for name in DEVICES] + gpu_devices():
+    for path in [f"/dev/{name}" for name in DEVICES] + list(granted):
         if os.path.exists(path):
             _bind(path, root + path, writable=True, device=True)
     for name, target in {"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1",
@@ -376,12 +390,26 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int, data
     _check(_libc().mount(encode(source), encode(target), encode(fstype), flags, encode(data)), f"mount {target}")
 
 
+# ---- What CUDA needs (autograder.worker.gpu), granted only where NVIDIA's device files exist ----
+
 def gpu_devices() -> list[str]:
-    """NVIDIA's device files, where the machine has its driver: what a worker needs to use the GPU."""
-    return sorted(glob.glob("/dev/nvidia*"))
+    """NVIDIA's device files, where the machine has its driver: what a worker needs to use the GPU. Found before
+    confining (``apply``): under Landlock, /dev cannot be listed, and a glob there finds none."""
+    return gpu.nvidia_devices()
 
 
-def bound_memory(plan: dict) -> dict[str, int]:
+def _driver(root: str, granted: gpu.Grants) -> None:
+    """Bind the driver's files under /sys into the namespaces' root (read-only; /proc/driver is in its own /proc),
+    and the links of /sys/bus/pci/devices that lead to them."""
+    for path in granted.driver:
+        if not path.startswith("/proc/"):
+            _bind(path, root + path)
+    for link, target in granted.links.items():
+        os.makedirs(os.path.dirname(root + link), exist_ok=True)
+        os.symlink(target, root + link)
+
+
+def bound_memory(plan: dict, devices: list[str] | tuple[str, ...] | None = None) -> dict[str, int]:
     """Bound what the submission may add to this process's memory: ``memory_mb`` over what the worker holds once its
     own imports are done (torch, the harness, and on a GPU machine CUDA's start), called after them and before any
     student file runs; returns the limits set, in bytes, by name ({} where there are none to set).
@@ -392,7 +420,9 @@ def bound_memory(plan: dict) -> dict[str, int]:
     - ``RLIMIT_DATA``: private writable memory (heap, malloc's arenas, tensors; not code, files mapped read-only nor
       address space only reserved). The worker's own is counted before, so a build that brings more does not eat the
       submission's share.
-    - ``RLIMIT_AS`` (not on a GPU machine): every mapping, shared ones and thread stacks included, which
+    - ``RLIMIT_AS`` (not where the worker was granted GPU ``devices``, ``apply``'s ``view["gpu"]``; by default
+      NVIDIA's devices found now, which a confined worker cannot list; ``plan["address_space"]``, the doctor's, says
+      otherwise): every mapping, shared ones and thread stacks included, which
       ``RLIMIT_DATA`` misses. Importing torch maps 0.64 GB of address space for the CPU build and 3.2 GB for the CUDA
       build (what ``pip install torch`` gives on Linux, GPU or not): an absolute limit of 2 GB refused every
       allocation of a correct submission on a student's laptop (issue 34), while a reservation made before this call
@@ -408,7 +438,8 @@ def bound_memory(plan: dict) -> dict[str, int]:
     allowed = int(plan["limits"]["memory_mb"]) << 20
     held = _held()
     limits = {"RLIMIT_DATA": held["VmData"] + allowed}
-    if not gpu_devices():
+    devices = gpu_devices() if devices is None else devices
+    if plan.get("address_space", not devices):
         limits["RLIMIT_AS"] = held["VmSize"] + allowed
     for name, value in limits.items():
         limits[name] = _lower(getattr(resource, name), value)
