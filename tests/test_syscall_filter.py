@@ -25,9 +25,9 @@ from conftest import is_root
 from autograder.grading.proxy import Student
 from autograder.sandbox.config import SECCOMP_ENV, Limits
 from autograder.sandbox.isolation import Isolation
-from autograder.worker import confine
+from autograder.worker import confine, syscalls
 
-pytestmark = pytest.mark.skipif(confine.pyseccomp is None, reason="libseccomp is not installed here")
+pytestmark = pytest.mark.skipif(syscalls.pyseccomp is None, reason="libseccomp is not installed here")
 
 PROBE = r'''
 import ctypes, os, subprocess, sys
@@ -120,9 +120,9 @@ def test_the_grader_filters_where_libseccomp_is_and_not_when_told(monkeypatch):
 
 
 def test_a_worker_without_libseccomp_refuses_to_start_unfiltered(monkeypatch):
-    monkeypatch.setattr(confine, "pyseccomp", None)
+    monkeypatch.setattr(syscalls, "pyseccomp", None)
     with pytest.raises(confine.ConfineError, match="AUTOGRADER_SECCOMP=0"):
-        confine._filter_calls()
+        syscalls.install(confine.ConfineError)
 
 
 # The kernel reads an int argument (a socket's family, a command) from the low 32 bits of its register: a submission
@@ -250,8 +250,8 @@ def test_high_bits_reach_no_family_but_unix(mode, filtered):
     submission = staged / "submission"
     submission.mkdir()
     (submission / "reach.py").write_text(REACH)
-    numbers = {name: confine.pyseccomp.resolve_syscall(confine.pyseccomp.Arch.NATIVE, name)
-               for name in ("socket", "socketpair", *confine.REFUSED_CALLS)}
+    numbers = {name: syscalls.pyseccomp.resolve_syscall(syscalls.pyseccomp.Arch.NATIVE, name)
+               for name in ("socket", "socketpair", *syscalls.REFUSED_CALLS)}
     student = Student(submission, [{"name": "reach"}], Limits(threads=1),
                       Isolation(mode, landlock=landlock, seccomp=filtered))
     marker = f"high-bits-{secrets.token_hex(4)}"
@@ -264,7 +264,7 @@ def test_high_bits_reach_no_family_but_unix(mode, filtered):
         made = {"socket": student.reach.families(numbers["socket"], HIGH),
                 "socket, low bits only": student.reach.families(numbers["socket"], 0),
                 "socketpair": student.reach.pairs(numbers["socketpair"], HIGH)}
-        calls = student.reach.refused({name: numbers[name] for name in confine.REFUSED_CALLS}, HIGH)
+        calls = student.reach.refused({name: numbers[name] for name in syscalls.REFUSED_CALLS}, HIGH)
     finally:
         student.close()
         shutil.rmtree(staged)

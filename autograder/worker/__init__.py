@@ -1,11 +1,11 @@
 """The student side: the process that imports a submission and answers the grader's calls.
 
-``python -m autograder.worker`` is started by ``autograder.sandbox`` for one submission. Its first message (on
-the requests pipe, never on the command line or in the environment) is the spec: the modules to import, the
-forbidden routines and the confinement plan. It confines itself (``confine``, with what CUDA needs: ``gpu``) before it
-imports torch or any student file, sets the forbidden-routine traps (``traps``), then serves calls (``serve``) until
-the pipe closes; the doctor's worker tries what CUDA needs instead (``diagnose``). ``zygote`` is a warm worker's
-start.
+``python -m autograder.worker`` is started by ``autograder.sandbox`` for one submission. Its first message (on the
+requests pipe, never on the command line or in the environment) is the spec: the modules to import, the forbidden
+routines and the confinement plan. It confines itself (``confine``, with what CUDA needs: ``gpu``, and its system-call
+filter: ``syscalls``) before it imports torch or any student file, sets the forbidden-routine traps (``traps``), then
+serves calls (``serve``) until the pipe closes; the doctor's worker tries what CUDA needs instead (``diagnose``).
+``zygote`` is a warm worker's start.
 
 Nothing here is trusted by the grader: every answer is validated in the parent, and scores are computed only
 there. Trusted code never imports this package (the grading process forks its workers' zygote and only that fork

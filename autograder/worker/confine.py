@@ -40,18 +40,8 @@ confined: under Landlock /dev cannot be listed, and a worker that looked for the
 CUDA and bounded its address space as on a CPU machine (found 2026-11-28, ``autograder doctor``).
 
 And, where the system has libseccomp (``plan["seccomp"]``, from ``Isolation.detect``), a system-call filter that
-refuses (EPERM, as Docker's default profile does) what no namespace of the sandbox holds and outlives the process:
-the kernel's keyrings (one per uid per machine, and a key may be readable by any uid: a submission that stored its
-source in one handed it to another, graded later, in every mode) and POSIX message queues (the machine's, without
-namespaces); and the network in every mode (EACCES for a socket, or a socket pair, of any family but UNIX's: IPv4,
-IPv6, netlink, packet, vsock and the rest; and no io_uring, which opens sockets without the call): without namespaces
-Landlock refuses TCP only, so UDP (DNS included) carried what a submission sees (the hidden tests' inputs) off the
-machine, or to a submission graded beside it. The family is compared as the kernel reads it, in the low 32 bits of
-the argument (``_families_but_unix``): a rule on all 64 let ``socket(0x100000002, SOCK_DGRAM)`` make an IPv4 socket,
-which sent a hidden test's inputs to a listener on the machine (issue 41). No other rule compares an argument.
-System V IPC stays
-open: namespaces give it an IPC namespace of its own, and without them the grader
-removes what a uid left when its worker stops (as it does its files in /tmp and /dev/shm).
+refuses what no namespace of the sandbox holds: the kernel's keyrings, POSIX message queues and every socket family
+but UNIX's (``autograder.worker.syscalls``, which says why each).
 
 Memory (``memory_mb`` in an assignment's ``[limits]``) bounds what the submission adds to the worker, never what the
 worker's own imports hold: a limit on the whole process counted torch's build against the submission, and the CUDA
@@ -72,7 +62,7 @@ what the process holds then:
   over what it held when ready (``autograder.sandbox.memorywatch``).
 
 The module is past 450 lines: each mode's calls are one sequence, in the order ``apply`` makes them, and read
-together.
+together (the system-call filter, which applies alike in every mode, is ``autograder.worker.syscalls``).
 
 Why a few system calls here rather than bubblewrap: bubblewrap (which also adds start-up time to every program it
 runs) confines a new program it starts, while the grader confines a worker that already runs (for warm
@@ -82,24 +72,17 @@ grading, a forked copy of a process that has imported torch); only calls made in
 from __future__ import annotations
 
 import ctypes
-import errno
 import os
 import platform
 import resource
 import signal
-import socket
 import sys
 
 import landlockpy
 from landlockpy import AccessFS, Scope
 
-try:  # the system's libseccomp, through ctypes; without it workers run unfiltered (``Isolation.seccomp``)
-    import pyseccomp
-except (ImportError, OSError, RuntimeError):
-    pyseccomp = None
-
 from autograder import forking, protocol
-from autograder.worker import gpu
+from autograder.worker import gpu, syscalls
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = (
     0x00020000, 0x04000000, 0x08000000, 0x20000000, 0x40000000)
@@ -119,10 +102,6 @@ READ = AccessFS.READ_FILE | AccessFS.READ_DIR | AccessFS.EXECUTE
 DEVICE = AccessFS.READ_FILE | AccessFS.WRITE_FILE | AccessFS.TRUNCATE | AccessFS.IOCTL_DEV
 FILE = AccessFS.EXECUTE | DEVICE  # the rights a rule on a file (not a folder) may grant
 OFF = " (AUTOGRADER_LANDLOCK=0 grades without this layer, on the others alone)"
-REFUSED_CALLS = ("add_key", "request_key", "keyctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive",
-                 "mq_notify", "mq_getsetattr", "io_uring_setup")
-SOCKET_CALLS = ("socket", "socketpair")  # a family is their first argument
-LOW_BITS = 32  # the kernel reads an int argument, as a socket's family, from the low 32 bits of its register
 OOM_SCORE = 1000  # the most: on a machine out of memory the kernel kills student code first, never the grader
 
 
@@ -160,7 +139,7 @@ def apply(plan: dict, requests: int, replies: int) -> dict:
     view["landlock"] = _enforce(ruleset, landlock)
     view["gpu"] = granted
     if plan.get("seccomp"):
-        _filter_calls()
+        syscalls.install(ConfineError)
     os.umask(0o077)
     return view
 
@@ -272,36 +251,6 @@ def _enforce(ruleset: landlockpy.Ruleset | None, wanted: int) -> int:
                 raise ConfineError(f"could not enforce the Landlock allow-list: {exc}{OFF}") from None
             return 0
     return ruleset.abi_version
-
-
-def _filter_calls() -> None:
-    """Refuse ``REFUSED_CALLS`` to this process and every thread and child it has or will have (the filter is
-    inherited and cannot be removed); the native architecture only: a call through another ABI (x32) kills it."""
-    if pyseccomp is None:
-        raise ConfineError("the grader found libseccomp, this worker does not (AUTOGRADER_SECCOMP=0 grades without "
-                           "the system-call filter)")
-    try:
-        refused = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
-        refused.set_attr(pyseccomp.Attr.CTL_TSYNC, 1)
-        for name in REFUSED_CALLS:
-            refused.add_rule(pyseccomp.ERRNO(errno.EPERM), name)
-        for name in SOCKET_CALLS:
-            for refused_family in _families_but_unix():
-                refused.add_rule(pyseccomp.ERRNO(errno.EACCES), name, refused_family)
-        refused.load()
-    except OSError as exc:
-        raise ConfineError(f"could not load the system-call filter: {exc} (AUTOGRADER_SECCOMP=0 grades without "
-                           "it)") from None
-
-
-def _families_but_unix() -> list:
-    """The comparisons, on the first argument, that together match every socket family but ``AF_UNIX``, read as the
-    kernel reads it: its low 32 bits, whatever the high ones hold (a plain compare is of all 64, so
-    ``socket(0x100000002, ...)`` passed a rule against ``AF_INET`` and made an IPv4 socket). libseccomp has no
-    masked "not equal": the low 32 bits differ from ``AF_UNIX`` (1) where bit 0 is clear or any bit above it set,
-    one masked compare each."""
-    return [pyseccomp.Arg(0, pyseccomp.MASKED_EQ, socket.AF_UNIX, 0)] + [
-        pyseccomp.Arg(0, pyseccomp.MASKED_EQ, 1 << bit, 1 << bit) for bit in range(1, LOW_BITS)]
 
 
 def _stand_by(child: int, requests: int, replies: int, report: int) -> None:

@@ -10,7 +10,7 @@ NVIDIA's are, so a CPU machine tests the grants.
 What is not a grant here, and why:
 
 - The system calls the driver makes (``open``, ``ioctl``, ``mmap``, ``poll`` and threads) are none of those the
-  system-call filter refuses (keyrings, POSIX message queues, internet sockets, io_uring: ``confine.REFUSED_CALLS``).
+  system-call filter refuses (keyrings, POSIX message queues, internet sockets, io_uring: ``syscalls.REFUSED_CALLS``).
 - Address space: on a machine with these devices the worker's memory limit bounds its writable memory alone
   (``confine.bound_memory``): the driver reserves address space far beyond any ``memory_mb`` for its mappings.
 - /proc: readable in every mode; where these devices exist the worker may also write there, as CUDA names its threads
