@@ -75,6 +75,19 @@ def settings(name: str, path: Path = SETTINGS_FILE) -> Settings:
     return Settings(**entry)
 
 
+def table(names: list[str], path: Path = SETTINGS_FILE) -> str:
+    """The settings of ``names`` as docs/instructors.md shows them (``tests/test_gradescope.py`` checks it does)."""
+    rows = ["| assignment | CPU | memory | timeout | measured peak | measured time |",
+            "| --- | --- | --- | --- | --- | --- |"]
+    for name in names:
+        stated = settings(name, path)
+        peak = f"{stated.peak_mb:.0f} MB" if stated.peak_mb is not None else "not measured"
+        seconds = f"{stated.seconds:.0f} s" if stated.seconds is not None else "not measured"
+        rows.append(f"| {name} | {stated.cpus:g} | {size_label(stated.memory_mb)} | {stated.timeout_min} min | {peak} "
+                    f"| {seconds} |")
+    return "\n".join(rows)
+
+
 def next_size(memory_mb: int | None) -> tuple[float, int] | None:
     """The smallest of ``SIZES`` with more memory than ``memory_mb`` (None: there is none)."""
     return next((size for size in SIZES if memory_mb is None or size[1] > memory_mb), None)

@@ -94,6 +94,13 @@ def test_setup_pins_what_pyproject_pins(gradescope_zips):
     assert setup.index("whl/cpu") < setup.index('-r "$SOURCE/requirements.txt"'), "torch from the CPU index first"
 
 
+def test_the_instructors_guide_shows_the_measured_settings():
+    """docs/instructors.md's table is autograder/gradescope_settings.toml's (what the zips say, and what
+    run_autograder's budget follows), and every assignment has a measured row (bench/gradescope_sizes.py)."""
+    assert container.table(ASSIGNMENTS) in (REPO / "docs" / "instructors.md").read_text()
+    assert all(container.settings(name).seconds is not None for name in ASSIGNMENTS)
+
+
 def test_the_terms_secret_replaces_the_committed_one(tmp_path):
     assert cli.main(["dist", "gradescope", "masking", "--secret", "spring-2031", "--out", str(tmp_path)]) == 0
     with zipfile.ZipFile(tmp_path / "gradescope-masking.zip") as archive:

@@ -18,6 +18,7 @@ import json
 import socket
 import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -49,9 +50,15 @@ def zips(tmp_path_factory) -> dict[str, Path]:
     return {name: path for name, path in zip(course.names(), dist.build_gradescope(course.names(), out), strict=True)}
 
 
-# Without namespaces one submission is graded at a time per pool of uids (``permissions.graded_alone``): a test whose
-# budget is short grades with a pool of its own (the last uids of this one), not to wait on another file's gradings.
-OWN_POOL = {"AUTOGRADER_UIDS": f"{permissions.UID_POOL[-16]}-{permissions.UID_POOL[-1]}"}
+def own_pool(index: int) -> dict[str, str]:
+    """A pool of 16 uids of its own, the ``index``-th from the end of this one. Without namespaces one submission is
+    graded at a time per pool (``permissions.graded_alone``): the references are graded side by side, each with its
+    own, and a test whose budget is short does not wait on another file's gradings."""
+    last = permissions.UID_POOL[-1] - 16 * index
+    return {"AUTOGRADER_UIDS": f"{last - 15}-{last}"}
+
+
+OWN_POOL = own_pool(0)
 
 
 def grade(zips, tmp_path, name: str, files: dict | Path, *, size: tuple[float, int] | None = None,
@@ -70,25 +77,37 @@ def _reference(name: str) -> Path:
     return course.load(name).solution_dir
 
 
+@pytest.fixture(scope="module")
+def references(zips, tmp_path_factory) -> dict[str, simulation.Run]:
+    """Every reference graded at its zip's stated size, or lm at the default without its retraining (its stated size
+    is for it whole), side by side: each container has half a CPU, so four fill CI's two cores."""
+
+    def one(index: int, name: str) -> simulation.Run:
+        lm = name == "lm"
+        return grade(zips, tmp_path_factory.mktemp(name), name, _reference(name),
+                     size=container.SIZES[0] if lm else None, skip="retraining" if lm else "", env=own_pool(index + 1))
+
+    names = course.names()
+    with ThreadPoolExecutor(max_workers=len(names)) as pool:
+        return dict(zip(names, pool.map(one, range(len(names)), names), strict=True))
+
+
 @pytest.mark.parametrize("name", course.names())
-def test_the_reference_gets_full_marks_within_the_stated_settings(name, zips, tmp_path):
-    """At the zip's stated size, or for lm at the default without its retraining (its stated size is for it whole)."""
-    stated = container.settings(name)
-    lm = name == "lm"
-    run = grade(zips, tmp_path, name, _reference(name), size=container.SIZES[0] if lm else None,
-                skip="retraining" if lm else "")
+def test_the_reference_gets_full_marks_within_the_stated_settings(name, references):
+    run = references[name]
     results = Results.from_gradescope(run.results)
     assert results.score == results.max_score > 0, results.output[:3000]
     assert results.extra_data["status"] == "graded" and run.oom_kills == 0
-    assert run.seconds < stated.budget, f"{run.seconds:.0f} s, past the budget of the stated timeout"
+    assert run.seconds < container.settings(name).budget, f"{run.seconds:.0f} s, past the stated timeout's budget"
     assert "control group" in results.extra_data["isolation"], "the grader's own groups, nested in the container's"
     assert results.extra_data["isolation"].startswith("own uid") and "no namespaces" in results.extra_data["isolation"]
 
 
 def test_a_known_mistake_gets_its_usual_score(zips, tmp_path):
-    """A mutant of masking graded in the container and out of it (the driver alone, no limits) scores the same."""
+    """A known mistake of masking (its mutant over the reference: later definitions win) graded in the container and
+    out of it (the driver alone, no limits) scores the same."""
     mutant = course.REPO_ROOT / "tests" / "mutants" / "masking" / "no_scaling.py"
-    files = {"masking.py": mutant.read_text()}
+    files = {"masking.py": (_reference("masking") / "masking.py").read_text() + "\n" + mutant.read_text()}
     contained = Results.from_gradescope(grade(zips, tmp_path, "masking", files).results)
     plain = simulation.unpack(tmp_path, zips["masking"], files)
     usual = gradescope.run(plain, "masking")
@@ -217,10 +236,10 @@ def _try_every_family():
                     with socket.socket(family, getattr(socket, kind), 0, fd) as sock:
                         sock.settimeout(1)
                         if kind == "SOCK_DGRAM":
-                            sock.sendto(b"escaped", (host, port))
+                            sock.sendto(f"{{name}} {{kind}} {{hex(family | high)}}".encode(), (host, port))
                         else:
                             sock.connect((host, port))
-                            sock.sendall(b"escaped")
+                            sock.sendall(f"{{name}} {{kind}} {{hex(family | high)}}".encode())
                 except OSError:
                     pass
 
