@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -29,6 +30,7 @@ from pathlib import Path
 
 from autograder import course
 from autograder.authoring import dist
+from autograder.sandbox import permissions
 
 BINDS = ("proc", "sys", "dev")
 
@@ -52,6 +54,8 @@ def chroot(system: Path, command: str, env: dict[str, str]) -> tuple[float, int]
     """Run ``command`` with bash in the chroot, its output shown as it comes; (seconds, exit status)."""
     started = time.monotonic()
     environment = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root", **env}
+    if permissions.UIDS_ENV in os.environ:  # the chroot's grader leases the host's uids: from this grader's pool
+        environment[permissions.UIDS_ENV] = os.environ[permissions.UIDS_ENV]
     status = subprocess.run(["chroot", str(system), "/bin/bash", "-c", command], env=environment).returncode
     return time.monotonic() - started, status
 
