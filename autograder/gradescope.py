@@ -250,7 +250,13 @@ def run(root: Path, name: str, budget: int | None = None) -> Results:
     kills = cgroups.container_kills()
     # The grader stops itself STOP_MARGIN s before run_autograder's timeout would: stopping its runners and writing the
     # results took 20 s at half a CPU, past the 10 s that timeout leaves before it kills.
-    timer = threading.Timer(max(1, budget - STOP_MARGIN), os.kill, (os.getpid(), signal.SIGTERM)) if budget else None
+    fired = threading.Event()
+
+    def stop() -> None:
+        fired.set()
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    timer = threading.Timer(max(1, budget - STOP_MARGIN), stop) if budget else None
     if timer is not None:
         timer.daemon = True
         timer.start()
@@ -274,7 +280,8 @@ def run(root: Path, name: str, budget: int | None = None) -> Results:
             annotate(results, metadata)
         if timer is not None:
             timer.cancel()
-        unfinished = _container_reason(results, name, budget, cgroups.container_kills() > kills)
+        stopped = fired.is_set() or (results.status is Status.INCOMPLETE and results.reason.startswith(STOPPED))
+        unfinished = _container_reason(results, name, budget if stopped else None, cgroups.container_kills() > kills)
         if unfinished is not None:
             container.did_not_finish(results, *unfinished)
             log.error("%s", unfinished[1])
@@ -289,13 +296,16 @@ def run(root: Path, name: str, budget: int | None = None) -> Results:
 def _container_reason(results: Results, name: str, budget: int | None, killed: bool) -> tuple[str, str] | None:
     """(the student's words, the staff's) where the container, not the submission, ended the grading: its memory (a
     worker killed for it, ``cgroups.CONTAINER_OUT_OF_MEMORY``, or a process of the grader's killed in it: ``killed``)
-    or ``budget`` (the grader was stopped: ``run_autograder``'s timeout); None where the grading finished."""
+    or its time (``budget``, given where the driver stopped the grading at it, or run_autograder's timeout stopped the
+    grader); None where the grading finished. A grading stopped before it listed a test reads "graded" with none."""
     stated = container.settings(name)
     memory = results.status is Status.GRADER_FAILED and results.reason.startswith(cgroups.CONTAINER_OUT_OF_MEMORY)
     if memory or (killed and results.status is not Status.GRADED):
         group = cgroups.own_memory()
         return container.out_of_memory(cgroups.memory_limit(group) if group else None, stated)
-    if budget is not None and results.status is Status.INCOMPLETE and results.reason.startswith(STOPPED):
+    finished = results.status is Status.GRADED and results.tests and not any(
+        test.extra_data.get("pending") for test in results.tests)
+    if budget is not None and not finished:
         return container.out_of_time(budget, stated)
     return None
 

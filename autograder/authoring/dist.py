@@ -354,7 +354,7 @@ def measured(stated: container.Settings) -> str:
     """What the settings were measured from, as the README says it."""
     if stated.seconds is None:
         return f"These are Gradescope's defaults: this assignment was not measured ({stated.measured})."
-    return (f"Measured: the reference graded at full marks at this size in {stated.seconds:.0f} s, the container's "
+    return (f"Measured: the bundled reference, graded at this size, took {stated.seconds:.0f} s, the container's "
             f"memory peaking at {stated.peak_mb:.0f} MB ({stated.measured}).")
 
 
