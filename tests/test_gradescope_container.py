@@ -8,8 +8,9 @@ hog under the default 768 MB, and a budget too short for the grading, are said t
 finish (not their fault, every test at zero) and to the staff as the setting to raise. A submission that tries every
 address family, to listeners on this machine, reaches none: Gradescope's network is on.
 
-The container's CPU is a quota (half a CPU by default), so these gradings cost CI little CPU; their wall time is about
-2.5 minutes together, beside the other test files.
+The container's CPU is a quota (half a CPU by default), so these gradings cost CI little CPU: about 6 minutes of wall
+time for the file at a load of 30 to 40 on 2 cores (lm's reference alone, at half a CPU, 77 s to 380 s), beside the
+other test files.
 """
 
 from __future__ import annotations
@@ -80,15 +81,16 @@ def _reference(name: str) -> Path:
 @pytest.fixture(scope="module")
 def references(zips, tmp_path_factory) -> dict[str, simulation.Run]:
     """Every reference graded at its zip's stated size, or lm at the default without its retraining (its stated size
-    is for it whole), side by side: each container has half a CPU, so four fill CI's two cores."""
+    is for it whole), two side by side: lm's grading in one, the others one after another beside it (at half a CPU
+    each, lm's takes as long as the three others; four at once lost lm's reference 2 points once, at a load of 40)."""
 
     def one(index: int, name: str) -> simulation.Run:
         lm = name == "lm"
         return grade(zips, tmp_path_factory.mktemp(name), name, _reference(name),
                      size=container.SIZES[0] if lm else None, skip="retraining" if lm else "", env=own_pool(index + 1))
 
-    names = course.names()
-    with ThreadPoolExecutor(max_workers=len(names)) as pool:
+    names = sorted(course.names(), key=lambda name: name != "lm")
+    with ThreadPoolExecutor(max_workers=2) as pool:
         return dict(zip(names, pool.map(one, range(len(names)), names), strict=True))
 
 
