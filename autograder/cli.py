@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     options = parser.parse_args(argv)
     if getattr(options, "address", None) and options.engine != "ray":
         parser.error("--address is the Ray cluster's: add --engine ray")
-    logging.basicConfig(level=logging.INFO, handlers=[sinks.log_handler()])
+    sinks.log_to_terminal()
     if getattr(options, "lock_files", False):  # read where files are locked: the batch, its runners, a check
         os.environ[LOCK_ENV] = "1"
     handler = getattr(options, "handler", COMMANDS.get(options.command))

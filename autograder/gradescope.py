@@ -356,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     check = commands.add_parser("selftest", help="grade the bundled reference; fails unless it earns full marks")
     check.add_argument("--assignment", required=True)
     options = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, handlers=[sinks.log_handler()])
+    sinks.log_to_terminal()
     if options.command == "install-runtime":
         log.info("runtime installed: %s", install_runtime(options.source))
         return 0

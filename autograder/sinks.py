@@ -18,10 +18,11 @@ import logging
 import re
 
 # Escape sequences whole (not just their ESC, which would leave "[2J" behind): CSI (colours, cursor, clearing),
-# OSC up to BEL or ST (titles, hyperlinks) and DCS/SOS/PM/APC strings up to ST (or the line's end), then any other ESC
-# and the character after it.
+# OSC up to BEL or ST (titles, hyperlinks) and DCS/SOS/PM/APC strings up to ST (or the line's end), in their
+# two-character forms and their C1 ones, then any other ESC and the character after it.
 _SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]?|\x9b[0-?]*[ -/]*[@-~]?|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?"
-                       r"|\x1b[PX^_][^\x1b\n]*(?:\x1b\\)?|\x1b[ -~]?")
+                       r"|\x1b[PX^_][^\x1b\n]*(?:\x1b\\)?|[\x90\x98\x9d\x9e\x9f][^\x07\x1b\x9c\n]*(?:\x07|\x9c|\x1b\\)?"
+                       r"|\x1b[ -~]?")
 # C0 but tab and newline, DEL, C1, and the bidirectional controls that make a line display other than it reads.
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")  # OWASP's CSV injection: a cell starting with these is a formula
@@ -106,3 +107,10 @@ def log_handler() -> logging.Handler:
     handler = logging.StreamHandler()
     handler.setFormatter(_TerminalFormatter("%(message)s"))
     return handler
+
+
+def log_to_terminal() -> None:
+    """A command's log on stderr through ``log_handler``, and Python's warnings with it: a warning prints its message
+    raw otherwise, and a library's may quote what it read (a file's name, a label)."""
+    logging.basicConfig(level=logging.INFO, handlers=[log_handler()])
+    logging.captureWarnings(True)

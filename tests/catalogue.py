@@ -3,13 +3,15 @@
 A case file holds literals only (read with ``ast``, never imported): its docstring (the first line names the attack),
 ``CLASS`` (which class of attack: the isolation issue's eight and the ones found since), ``BASE`` (what the attack is
 added to: ``skeleton``, ``reference`` or ``mutant:NAME``), ``CODE`` (appended to ``TARGET``, by default the
-assignment's first own file; later definitions win), ``FILES`` (more files: text, or ``{"link": path}`` for a link),
+assignment's first own file; later definitions win), ``FILES`` (more files: text, ``{"link": path}`` for a link, or
+``{"append": text, "times": n}`` for text repeated after what the file holds: a large file the case need not spell),
 ``EXPECT`` (the score it must get: ``zero``, ``below`` the maximum, ``full``, ``base`` (no more than its base earns
 alone) or ``any``), texts its feedback must show (``PRESENT``) or must not (``ABSENT``), ``RUNTIME = True`` for
 an attack on the runtime tests (the others are graded without them: they start the reference's own worker), and
 ``RETRAINING = True`` for one on the lm retraining test (the others, and the bases, are graded without it: the
 reference's retraining takes minutes), and ``MODES`` (default both) the isolation modes that grade it, with
-``MODES_WHY`` saying why one is enough.
+``MODES_WHY`` saying why one is enough, and ``SUBMITTED_AS`` (default ``@LABEL@``, the case's label) the name of the
+folder it is handed in as, which the batch shows as the submission's name.
 ``CODE`` may name ``@REPO@`` (the checkout), ``@MARKER@`` (a token unique to the case: another submission that
 shows it has read this one), ``@COPY@`` (a second checkout's solutions on disk) and ``@PORT@`` (a local TCP port that
 records who connects).
@@ -50,18 +52,24 @@ class Case:
     retraining: bool = False
     modes: tuple[str, ...] = MODES
     modes_why: str = ""
+    submitted_as: str = "@LABEL@"
 
     @property
     def label(self) -> str:
         return f"{self.assignment}-{self.name}"
 
     @property
+    def folder(self) -> str:
+        """The name of the folder it is handed in as (``SUBMITTED_AS``)."""
+        return self.submitted_as.replace("@LABEL@", self.label)
+
+    @property
     def marker(self) -> str:
         return f"hostile-marker-{self.label}"
 
     def materialize(self, folder: Path, values: dict[str, str]) -> Path:
-        """Write the submission into ``folder/<label>``; ``values`` fill the ``@NAME@`` placeholders."""
-        target = folder / self.label
+        """Write the submission into ``folder/<self.folder>``; ``values`` fill the ``@NAME@`` placeholders."""
+        target = folder / self.folder
         write_base(self.assignment, self.base, target)
         assignment = course.load(self.assignment)
         own = target / (self.target or assignment.own_files[0])
@@ -78,6 +86,10 @@ class Case:
         for name, content in self.files.items():
             path = target / name
             path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, dict) and "append" in content:
+                with open(path, "a") as handle:
+                    handle.write(content["append"] * content["times"])
+                continue
             path.unlink(missing_ok=True)
             if isinstance(content, dict):
                 path.symlink_to(content["link"].replace("@REPO@", values["REPO"]))

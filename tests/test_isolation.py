@@ -5,7 +5,8 @@ with namespaces and once with permissions alone (``AUTOGRADER_NAMESPACES=0``): e
 Whatever an attack is, the batch must show: no point earned that should not be (each case's ``EXPECT``), no byte
 of a secret (the canary of hidden files, the term's seed, a solution line, another submission's marker or name)
 in what students see, no process or temporary file of a sandbox uid left afterwards, every collected test in every
-results file, no failed test with its full points, and the references' marks unchanged. A second checkout of the
+results file, no failed test with its full points, the references' marks unchanged, and nothing a terminal obeys on
+the batch's progress bar. A second checkout of the
 course's hidden material lies on disk during the batch: world-readable with namespaces (the worker's file system
 does not hold it) or Landlock (the worker's allow-list leaves it out), root-only with permissions alone (which protect
 only what is not world-readable; docs/security.md).
@@ -13,6 +14,7 @@ only what is not world-readable; docs/security.md).
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -59,6 +61,8 @@ class Graded:
     connections: list[bytes] = field(default_factory=list)
     datagrams: list[bytes] = field(default_factory=list)
     secret: str = ""
+    terminal: str = ""  # what the batch wrote to stderr (the progress bar)
+    folders: dict[str, Path] = field(default_factory=dict)  # each case's results folder, by label
     named: dict[str, tuple] = field(default_factory=dict)  # whom the gradebook would credit, by case
 
 
@@ -146,8 +150,8 @@ def graded(request, tmp_path_factory) -> Graded:
     base_paths = {key: write_base(*key, submissions / f"base-{key[0]}-{key[1].replace(':', '-')}") for key in wanted}
     ordered = sorted(paths, key=lambda p: (p.name != FIRST, p.name == LAST))
     jobs = [job for path in [*ordered[:1], *base_paths.values(), *ordered[1:]] for job in discover([path])]
-    quick = {case.label for case in cases if not case.runtime}
-    retraining = {case.label for case in cases if case.retraining}
+    quick = {case.folder for case in cases if not case.runtime}
+    retraining = {case.folder for case in cases if case.retraining}
     for job in jobs:
         job.skip_tags = (*(("runtime",) if job.name in quick else ()),
                          *(() if job.name in retraining else ("retraining",)))
@@ -158,7 +162,9 @@ def graded(request, tmp_path_factory) -> Graded:
             patch.setenv("AUTOGRADER_SECRET", secret)
             Isolation.detect.cache_clear()
             assert Isolation.detect().mode == mode
-            collected = grade_all(jobs, base / "out", workers=2, progress=False)
+            terminal = io.StringIO()  # what the batch writes to the instructor's terminal: its progress bar
+            with contextlib.redirect_stderr(terminal):
+                collected = grade_all(jobs, base / "out", workers=2, progress=True)
             time.sleep(1.0)  # anything still alive would have written again by now
             processes = [pid for uid in permissions.UID_POOL for pid in permissions.processes_of(uid)]
             files = _leftovers(before, scratch)
@@ -167,10 +173,11 @@ def graded(request, tmp_path_factory) -> Graded:
         shutil.rmtree(copy, ignore_errors=True)
         listener.close()
     results = {r.submission: r for r in collected}
-    graded = Graded(mode=mode, results={c.label: results[c.label] for c in cases},
+    graded = Graded(mode=mode, results={c.label: results[c.folder] for c in cases},
                     bases={key: results[path.name] for key, path in base_paths.items()}, out=base / "out",
                     processes=processes, files=files, connections=list(listener.received),
-                    datagrams=list(listener.datagrams), secret=secret,
+                    datagrams=list(listener.datagrams), secret=secret, terminal=terminal.getvalue(),
+                    folders={c.label: base / "out" / c.folder for c in cases},
                     named={case.label: students(path, given=path) for case, path in zip(cases, paths, strict=True)})
     _write_table(graded)
     return graded
@@ -230,7 +237,7 @@ def test_no_points_that_should_not_be(graded, case: Case):
 @pytest.mark.parametrize("case", CASES, ids=[case.label for case in CASES])
 def test_every_results_file_lists_every_test(graded, case: Case):
     results = _results(graded, case)
-    assert (graded.out / case.label / "results.json").is_file()
+    assert (graded.folders[case.label] / "results.json").is_file()
     if results.extra_data.get("status", "").startswith("not graded"):
         assert results.output, "a refused submission says why"
         return
@@ -240,7 +247,7 @@ def test_every_results_file_lists_every_test(graded, case: Case):
 
 @pytest.mark.parametrize("case", CASES, ids=[case.label for case in CASES])
 def test_nothing_hidden_reaches_the_student(graded, hidden, case: Case):
-    seen = _seen(_results(graded, case)) + (graded.out / case.label / "feedback.md").read_text()
+    seen = _seen(_results(graded, case)) + (graded.folders[case.label] / "feedback.md").read_text()
     assert course.CANARY not in seen
     assert graded.secret not in seen
     for name in course.names():
@@ -288,7 +295,7 @@ def test_no_network_with_namespaces_or_the_filter(graded):
 
 def test_results_files_hold_only_json_the_grader_wrote(graded):
     for label in graded.results:
-        data = json.loads((graded.out / label / "results.json").read_text())
+        data = json.loads((graded.folders[label] / "results.json").read_text())
         assert data["score"] <= data["extra_data"]["max_score"]
 
 
@@ -296,7 +303,7 @@ def test_what_staff_and_students_open_holds_nothing_injected(graded):
     """Over the whole batch: no escape sequence or control character in the feedback, the summary or a gradebook, no
     formula cell, in every feedback only the grader's headings and score line, and the summary table printable."""
     for label, results in graded.results.items():
-        feedback = (graded.out / label / "feedback.md").read_text()
+        feedback = (graded.folders[label] / "feedback.md").read_text()
         assert not unprintable(feedback), label
         scores = [text for text in strong(feedback) if text.startswith("Score")]
         assert len(headings(feedback)) == 1 + len(results.tests) and len(scores) == 1, (label, feedback)
@@ -308,3 +315,11 @@ def test_what_staff_and_students_open_holds_nothing_injected(graded):
     console = Console(file=io.StringIO(), width=150)
     console.print(gradebook.summary_table([*graded.results.values(), *graded.bases.values()]))
     assert not unprintable(console.file.getvalue())
+
+
+def test_the_terminal_shows_nothing_a_submission_sends_it(graded):
+    """The progress bar names each submission as it finishes, through the terminal sink: a name's escape sequences
+    (``escapes_in_the_name``) reach the instructor's terminal as nothing, and only the bar's own carriage returns are
+    left for it to obey (tests/test_terminal.py grades a batch in a pseudo-terminal)."""
+    assert "grading" in graded.terminal, "the progress bar wrote nothing: the check would see nothing"
+    assert not unprintable(graded.terminal.replace("\r", "")), repr(graded.terminal[-2000:])

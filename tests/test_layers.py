@@ -21,6 +21,7 @@ BREAKS = {
     "acyclic": ("batch/discovery.py", "from autograder.batch import jobs"),
     "trusted": ("batch/jobs.py", "import autograder.worker.serve"),
     "worker": ("worker/serve.py", "from autograder import results"),
+    "kernel": ("batch/jobs.py", "import autograder.grading.notebook_checks"),
     "student": ("grading/runner.py", "from autograder.batch import gradebook"),
     "suites": ("suites/masking/common.py", "from autograder.sandbox import permissions"),
 }

@@ -66,3 +66,20 @@ def test_the_measure_is_copydetects(small_class):
     for first, second in itertools.combinations(prints, 2):
         _, expected, _ = compare_files(first, second)
         assert similarity.Overlap(first).shares(similarity.Overlap(second)) == pytest.approx(expected, abs=1e-12)
+
+
+def test_a_long_file_is_fingerprinted_by_its_start_only(tmp_path, monkeypatch):
+    """What is fingerprinted is bounded (``MAX_FINGERPRINTED``, here lowered to keep the test quick): a 6 MB file held
+    the report back 110 to 140 s (issue 41). A file past the bound is compared by its start, where a copy of the
+    reference is still found."""
+    monkeypatch.setattr(similarity, "MAX_FINGERPRINTED", 16 << 10)
+    masking = course.load("masking")
+    reference = (masking.solution_dir / "masking.py").read_text()
+    sources = {}
+    for name, text in {"reference": reference, "padded": reference + "x = 1\n" * 20_000}.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "masking.py").write_text(text)
+        sources[name] = tmp_path / name
+    prints = similarity.fingerprints(masking, sources)
+    assert len(prints["masking.py"]["padded"].raw_code.encode()) <= 16 << 10
+    assert [(p.first, p.second) for p in similarity.most_similar(prints)[0]] == [("padded", "reference")]

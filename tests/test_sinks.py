@@ -11,13 +11,15 @@ import io
 import json
 import logging
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import jinja2
 import pytest
 import yaml
 from browser import chromium
-from conftest import MASKING
+from conftest import MASKING, REPO
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 from opened import Elements, fences, formulas, headings, html_in, shown, strong, tokens, unprintable
@@ -60,6 +62,7 @@ def test_terminal_removes_what_a_terminal_obeys_and_keeps_lines():
     assert sinks.terminal("clear\x1b[2J\x1b[Hnow") == "clearnow"  # the whole sequence, not "[2J[H" left behind
     assert sinks.terminal("a \x1b]8;;http://x.example\x07link\x1b]8;;\x07") == "a link"
     assert sinks.terminal("\x1b]0;a title that never ends\nthe next line") == "\nthe next line"
+    assert sinks.terminal("c1 \x9d0;a title\x9c osc") == "c1  osc"  # the C1 form, whole: not "0;a title" left
     assert sinks.terminal("rows\n\tindented\n") == "rows\n\tindented\n"
 
 
@@ -141,6 +144,17 @@ def test_the_log_handler_writes_lines_a_terminal_shows_literally():
     for text in CORPUS:
         handler.emit(logging.LogRecord("x", logging.ERROR, __file__, 1, "not graded: %s", (text,), None))
     assert not unprintable(handler.stream.getvalue())
+
+
+def test_warnings_reach_the_terminal_through_its_sink():
+    """A warning prints its message raw on stderr, unless the command routes it through the log (the mistake: a
+    command that does not, shown by the same check), in an interpreter of its own (pytest records warnings)."""
+    script = ("import sys, warnings\nfrom autograder import sinks\nif sys.argv[1] == 'sunk':\n"
+              "    sinks.log_to_terminal()\nwarnings.warn('a name \\x1b]0;title\\x07', UserWarning)\n")
+    printed = {how: subprocess.run([sys.executable, "-c", script, how], capture_output=True, text=True, check=True,
+                                   cwd=REPO).stderr for how in ("raw", "sunk")}
+    assert unprintable(printed["raw"]) and "a name" in printed["raw"]
+    assert "a name" in printed["sunk"] and not unprintable(printed["sunk"]), printed["sunk"]
 
 
 # ------------------------------------------------------------------ the corpus through every writer

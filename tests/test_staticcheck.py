@@ -2,7 +2,8 @@
 
 import json
 
-from autograder.grading.staticcheck import MODULE_LEVEL, scan
+from autograder.grading import staticcheck
+from autograder.grading.staticcheck import MODULE_LEVEL, UNCHECKED, scan
 
 FORBIDDEN = ["torch.nn.functional.scaled_dot_product_attention", "torch.nn.MultiheadAttention"]
 
@@ -48,3 +49,24 @@ def test_notebooks_and_unparsable_files(tmp_path):
     found = findings(tmp_path, json.dumps(notebook), "attention.ipynb")
     assert "attention.ipynb cell 1, line 2" in found[MODULE_LEVEL][0]
     assert findings(tmp_path, "def broken(:\n") == {}
+
+
+def test_code_past_the_parse_limit_is_not_parsed_and_fails_closed(tmp_path, monkeypatch):
+    """A file the scan does not read costs every covering test its points (``UNCHECKED``), saying why: 6 MB of code
+    took the runner to 1.83 GB in ``ast.parse`` (issue 41). Just under the limit, it is parsed."""
+    line = "x = 1\n"
+    over = findings(tmp_path, line * (staticcheck.MAX_PARSED // len(line) + 1))
+    assert list(over) == [UNCHECKED] and f"more than the {staticcheck.MAX_PARSED >> 10} KB" in over[UNCHECKED][0]
+    cell = {"cell_type": "code", "source": [line * (staticcheck.MAX_PARSED // len(line) // 2 + 1)]}
+    assert list(findings(tmp_path, json.dumps({"cells": [cell, cell]}), "attention.ipynb")) == [UNCHECKED]
+    monkeypatch.setattr(staticcheck, "MAX_PARSED", 1000)
+    assert findings(tmp_path, "y = F.scaled_dot_product_attention(q, k, v)\n" * 30)[UNCHECKED]
+    assert set(findings(tmp_path, "y = F.scaled_dot_product_attention(q, k, v)\n")) == {MODULE_LEVEL}
+
+
+def test_a_file_the_parser_gives_up_on_fails_closed(tmp_path, monkeypatch):
+    def exhausted(source):
+        raise MemoryError
+
+    monkeypatch.setattr(staticcheck.ast, "parse", exhausted)
+    assert "too deeply" in findings(tmp_path, "x = 1\n")[UNCHECKED][0]

@@ -12,6 +12,7 @@ from typing import Protocol
 
 from tqdm import tqdm
 
+from autograder import sinks
 from autograder.batch.discovery import Job
 from autograder.batch.gradebook import counts
 from autograder.results import Results, points
@@ -60,7 +61,9 @@ def progress_bar(total: int, enabled: bool = True) -> tqdm:
 
 
 def advance(bar: tqdm, results: Results) -> None:
-    bar.set_postfix_str(f"{results.submission}: {points(results.score)}/{points(results.max_score)}")
+    """Show ``results`` on the bar: the submission's name (the student's: it reaches the terminal through its sink,
+    on one line) and its score."""
+    bar.set_postfix_str(f"{sinks.line(results.submission)}: {points(results.score)}/{points(results.max_score)}")
     bar.update()
 
 

@@ -1,8 +1,9 @@
-"""Grading one submission: the suite author's API (this module's names), the runner that grades a submission in its
-own process (``runner``), the pytest plugin that scores a suite (``plugin``), the student proxy (``proxy``: remote
-calls into the sandboxed worker), the reference's expected values (``oracle``), loading trusted implementations
-(``trusted_import``, ``mutants``), the static check of forbidden routines (``staticcheck``), runtime and memory
-(``timing``), a submitted notebook read as data (``answers``) and the in-kernel ``grader.check`` (``notebook_checks``).
+"""Grading one submission: the suite author's API (``api``, whose names this module re-exports), the runner that grades
+a submission in its own process (``runner``), the pytest plugin that scores a suite (``plugin``), the student proxy
+(``proxy``: remote calls into the sandboxed worker), the reference's expected values (``oracle``), loading trusted
+implementations (``trusted_import``, ``mutants``), the static check of forbidden routines (``staticcheck``), runtime
+and memory (``timing``), a submitted notebook read as data (``answers``) and the in-kernel ``grader.check``
+(``notebook_checks``).
 
 A suite imports what it needs from ``autograder.grading`` alone (and its assignment's own helpers). This package may
 import ``autograder.sandbox`` and the shared modules at the top of ``autograder``, never ``batch``, ``report``,

@@ -27,7 +27,7 @@ from autograder.course import Assignment
 from autograder.grading.api import Parts, carried_file, derive_seed, matched_mistakes, named_mistake, start_test
 from autograder.grading.oracle import Oracle
 from autograder.grading.proxy import ForbiddenAPI, GraderFailure, Student, StudentCodeFailure, SubmissionBroken
-from autograder.grading.staticcheck import MODULE_LEVEL
+from autograder.grading.staticcheck import MODULE_LEVEL, UNCHECKED
 from autograder.results import Results, TestResult
 from autograder.sandbox.isolation import Isolation
 from autograder.submission import stage
@@ -205,6 +205,10 @@ class GradingPlugin:
         student.time_limit = timeout
         item.ag_output_mark = student.output_mark()
         covered = marker.kwargs.get("covers", ())
+        unchecked = self.session.violations.get(UNCHECKED, []) if covered else []
+        if unchecked:
+            raise ForbiddenAPI("the grader could not check your code for library routines the assignment forbids, so "
+                               "this part earns no points:\n" + "\n".join(f"- {f}" for f in unchecked))
         found = [f for symbol in (*covered, MODULE_LEVEL) if covered
                  for f in self.session.violations.get(symbol, [])]
         if found:

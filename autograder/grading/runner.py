@@ -178,8 +178,12 @@ def _finish(results: Results, plugin: GradingPlugin, session: Session, code, bro
     if session.student.load_warnings:
         notes.append("Some notebook cells raised errors (the rest of the notebook still ran):\n"
                      + "\n".join(f"- {sinks.inline(w)}" for w in session.student.load_warnings))
-    if violations:
-        found = [f"- {f}" for items in violations.values() for f in items]
+    unchecked = violations.get(staticcheck.UNCHECKED, [])
+    if unchecked:
+        notes.append("Your code could not be checked for forbidden library routines (tests that check a part of "
+                     "your code earn no points until it can be):\n" + "\n".join(f"- {f}" for f in unchecked))
+    found = [f"- {f}" for symbol, items in violations.items() if symbol != staticcheck.UNCHECKED for f in items]
+    if found:
         notes.append("Forbidden library routines found (tests that cover them earn no points):\n" + "\n".join(found))
     graded = {t.extra_data.get("test") for t in results.tests}
     missing = [item for item in plugin.collected if item[0] not in graded]

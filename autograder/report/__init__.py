@@ -1,5 +1,6 @@
 """For course staff, after a batch: the class report and per-assignment gradebooks (``page``), the similarity check
-beyond the starter code (``similarity``) and the report's plots (``plots``); ``autograder report`` (``command``).
+beyond the starter code (``similarity``) and the report's plots (``plots``). The ``autograder report`` command lives in
+``autograder.instructor``.
 
 It may import ``gradescope``, ``batch``, ``grading`` and the shared modules; no student command imports it.
 """

@@ -21,6 +21,11 @@ measured as copydetect measures it, on arrays (``Overlap``): copydetect's own co
 shared fingerprint, which a class of near-copies of one long file pays thousands of times; only the pairs shown are
 compared by copydetect, for its highlighted code.
 
+Each file is fingerprinted by its first ``MAX_FINGERPRINTED`` bytes of code only: copydetect tokenises and winnows in
+Python, at about 20 KB a second on a loaded machine, and a 6 MB file (within the size a code file may have) held the
+report back 110 to 140 s after the last grading (issue 41). The limit is five times the largest reference file; a
+file cut there is said in the log.
+
 A pair is a lead for a person to read, never a verdict: two students who both copied the lecture's worked example
 match each other too.
 """
@@ -49,6 +54,7 @@ log = logging.getLogger("autograder.report.similarity")
 NOISE, WINDOW = NOISE_THRESHOLD, GUARANTEE_THRESHOLD - NOISE_THRESHOLD + 1  # copydetect's defaults (as MOSS's)
 THRESHOLD = 0.5  # the share of a file's fingerprints (beyond the skeleton's) found in the other file, to report
 BLOCK = 512  # files whose shares with every other are estimated at once: bounds the product's memory in a big class
+MAX_FINGERPRINTED = 128 << 10  # bytes of a file's code fingerprinted (the module docstring)
 
 
 @dataclass
@@ -187,8 +193,8 @@ def _highlighted(fingerprint: CodeFingerprint, slices, colour: str) -> str:
 
 
 def _code_files(folder: Path, into: Path, assignment: Assignment) -> dict[str, Path]:
-    """Copy ``folder``'s code files of ``assignment`` into ``into`` as Python text (a notebook: its code cells);
-    returns the copies by the submitted file's name."""
+    """Copy ``folder``'s code files of ``assignment`` into ``into`` as Python text (a notebook: its code cells), at
+    most ``MAX_FINGERPRINTED`` bytes of each; returns the copies by the submitted file's name."""
     into.mkdir(parents=True, exist_ok=True)
     copies = {}
     for name in assignment.files:
@@ -202,6 +208,11 @@ def _code_files(folder: Path, into: Path, assignment: Assignment) -> dict[str, P
                 continue
         else:
             continue
+        encoded = text.encode("utf-8", "replace")
+        if len(encoded) > MAX_FINGERPRINTED:
+            log.info("similarity: %s's %s is compared by its first %d KB of code, of %d KB", folder.name, name,
+                     MAX_FINGERPRINTED >> 10, len(encoded) >> 10)
+            text = encoded[:MAX_FINGERPRINTED].decode("utf-8", "ignore")
         copies[name] = into / f"{name}.py"
         copies[name].write_text(text, encoding="utf-8")
     return copies

@@ -37,9 +37,13 @@ And, where the system has libseccomp (``plan["seccomp"]``, from ``Isolation.dete
 refuses (EPERM, as Docker's default profile does) what no namespace of the sandbox holds and outlives the process:
 the kernel's keyrings (one per uid per machine, and a key may be readable by any uid: a submission that stored its
 source in one handed it to another, graded later, in every mode) and POSIX message queues (the machine's, without
-namespaces); and the network in every mode (EACCES for an internet socket, IPv4 or IPv6, and no io_uring, which opens
-sockets without the call): without namespaces Landlock refuses TCP only, so UDP (DNS included) carried what a
-submission sees (the hidden tests' inputs) off the machine, or to a submission graded beside it. System V IPC stays
+namespaces); and the network in every mode (EACCES for a socket, or a socket pair, of any family but UNIX's: IPv4,
+IPv6, netlink, packet, vsock and the rest; and no io_uring, which opens sockets without the call): without namespaces
+Landlock refuses TCP only, so UDP (DNS included) carried what a submission sees (the hidden tests' inputs) off the
+machine, or to a submission graded beside it. The family is compared as the kernel reads it, in the low 32 bits of
+the argument (``_families_but_unix``): a rule on all 64 let ``socket(0x100000002, SOCK_DGRAM)`` make an IPv4 socket,
+which sent a hidden test's inputs to a listener on the machine (issue 41). No other rule compares an argument.
+System V IPC stays
 open: namespaces give it an IPC namespace of its own, and without them the grader
 removes what a uid left when its worker stops (as it does its files in /tmp and /dev/shm).
 
@@ -108,7 +112,8 @@ FILE = AccessFS.EXECUTE | DEVICE  # the rights a rule on a file (not a folder) m
 OFF = " (AUTOGRADER_LANDLOCK=0 grades without this layer, on the others alone)"
 REFUSED_CALLS = ("add_key", "request_key", "keyctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive",
                  "mq_notify", "mq_getsetattr", "io_uring_setup")
-NETWORK = (socket.AF_INET, socket.AF_INET6)  # the socket families refused
+SOCKET_CALLS = ("socket", "socketpair")  # a family is their first argument
+LOW_BITS = 32  # the kernel reads an int argument, as a socket's family, from the low 32 bits of its register
 OOM_SCORE = 1000  # the most: on a machine out of memory the kernel kills student code first, never the grader
 
 
@@ -266,12 +271,23 @@ def _filter_calls() -> None:
         refused.set_attr(pyseccomp.Attr.CTL_TSYNC, 1)
         for name in REFUSED_CALLS:
             refused.add_rule(pyseccomp.ERRNO(errno.EPERM), name)
-        for family in NETWORK:
-            refused.add_rule(pyseccomp.ERRNO(errno.EACCES), "socket", pyseccomp.Arg(0, pyseccomp.EQ, family))
+        for name in SOCKET_CALLS:
+            for refused_family in _families_but_unix():
+                refused.add_rule(pyseccomp.ERRNO(errno.EACCES), name, refused_family)
         refused.load()
     except OSError as exc:
         raise ConfineError(f"could not load the system-call filter: {exc} (AUTOGRADER_SECCOMP=0 grades without "
                            "it)") from None
+
+
+def _families_but_unix() -> list:
+    """The comparisons, on the first argument, that together match every socket family but ``AF_UNIX``, read as the
+    kernel reads it: its low 32 bits, whatever the high ones hold (a plain compare is of all 64, so
+    ``socket(0x100000002, ...)`` passed a rule against ``AF_INET`` and made an IPv4 socket). libseccomp has no
+    masked "not equal": the low 32 bits differ from ``AF_UNIX`` (1) where bit 0 is clear or any bit above it set,
+    one masked compare each."""
+    return [pyseccomp.Arg(0, pyseccomp.MASKED_EQ, socket.AF_UNIX, 0)] + [
+        pyseccomp.Arg(0, pyseccomp.MASKED_EQ, 1 << bit, 1 << bit) for bit in range(1, LOW_BITS)]
 
 
 def _stand_by(child: int, requests: int, replies: int, report: int) -> None:
