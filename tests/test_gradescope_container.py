@@ -253,7 +253,8 @@ _try_every_family()
 
 def test_no_address_family_reaches_anything(zips, tmp_path):
     """Gradescope's container has the network on and no namespaces: the worker's filter and allow-list are all there
-    is. (Fails until the filter compares the low 32 bits of the family argument: issue 41, item 1.)"""
+    is. Before the filter compared the low 32 bits the kernel reads (issue 41, item 1), the families with high bits
+    sent UDP datagrams to both listeners."""
     listeners = Listeners()
     try:
         reference = (_reference("masking") / "masking.py").read_text()
