@@ -250,13 +250,18 @@ def test_the_container_is_the_group_this_process_runs_in(tmp_path):
 
 
 def test_a_kill_for_an_ancestors_limit_is_told_from_one_for_the_groups_own(tmp_path):
-    """Version 1 counts a charge refused at a group's own limit in its failcnt; the unified hierarchy its own out of
-    memory events under ``oom`` (a kill for an ancestor's limit counts neither)."""
+    """Version 1: the group's peak at its own limit, or a charge refused there (failcnt); the unified hierarchy: its
+    own out of memory events under ``oom`` (a kill for an ancestor's limit shows none of them)."""
     group = cgroups.Group({"memory": tmp_path})
-    (tmp_path / "memory.failcnt").write_text("0\n")
-    (tmp_path / "memory.memsw.failcnt").write_text("0\n")
+    for prefix in ("memory.", "memory.memsw."):
+        (tmp_path / f"{prefix}limit_in_bytes").write_text(f"{2 << 30}\n")
+        (tmp_path / f"{prefix}max_usage_in_bytes").write_text(f"{700 << 20}\n")  # killed at a 768 MB container's limit
+        (tmp_path / f"{prefix}failcnt").write_text("0\n")
     assert not group.hit_own_limit()
     (tmp_path / "memory.memsw.failcnt").write_text("3\n")
+    assert group.hit_own_limit()
+    (tmp_path / "memory.memsw.failcnt").write_text("0\n")
+    (tmp_path / "memory.max_usage_in_bytes").write_text(f"{2 << 30}\n")  # its own limit reached, failcnt left at 0
     assert group.hit_own_limit()
     unified = tmp_path / "unified"
     unified.mkdir()

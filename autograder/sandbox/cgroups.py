@@ -43,6 +43,7 @@ from pathlib import Path
 CONTROLLERS = ("memory", "pids", "cpu")
 ENV = "AUTOGRADER_CGROUPS"  # "0": no control groups; "memory,pids,cpu": the ones the grader found usable
 UNIFIED_TOP = "autograder"  # the folder at the unified hierarchy's root that holds the groups
+SLACK = 1 << 20  # bytes below its limit at which a group's peak counts as having reached it (charges come in batches)
 HEADROOM_MB = 64  # the kernel's own charges beside a process's pages (page tables: 4 MB per 2 GB), over memory_mb
 NAME = re.compile(r"autograder-(\d+)-(\d+|probe)")
 _counter = itertools.count()
@@ -127,15 +128,23 @@ class Group:
     def hit_own_limit(self) -> bool:
         """Whether the group's memory reached its own limit: a kill counted by ``oom_kills`` without it was for an
         ancestor's limit (a container's, as Gradescope's: ``own_memory``), not for what the worker was allowed.
-        Version 1 counts a charge refused at a group's own counter in its ``failcnt`` (a refusal above it is counted
-        there, measured 2026-11-28); the unified hierarchy counts the group's own out-of-memory events under ``oom``."""
+        Version 1: the group's peak reached its limit (within ``SLACK``), or a charge was refused at its own counter
+        (``failcnt``; a refusal above it is counted there: measured 2026-11-28, on a kernel that also left a group's own
+        ``failcnt`` at 0 when its processes, together, were killed at its limit); the unified hierarchy counts the
+        group's own out-of-memory events under ``oom``."""
         folder = self.folders.get("memory")
         if folder is None:
             return False
-        with contextlib.suppress(OSError):
-            if (folder / "memory.failcnt").exists():
-                return any(int((folder / name).read_text()) > 0 for name in ("memory.failcnt", "memory.memsw.failcnt")
-                           if (folder / name).exists())
+        with contextlib.suppress(OSError, ValueError):
+            if (folder / "memory.limit_in_bytes").exists():
+                for prefix in ("memory.", "memory.memsw."):
+                    if not (folder / f"{prefix}limit_in_bytes").exists():
+                        continue
+                    limit = int((folder / f"{prefix}limit_in_bytes").read_text())
+                    peak = int((folder / f"{prefix}max_usage_in_bytes").read_text())
+                    if peak >= limit - SLACK or int((folder / f"{prefix}failcnt").read_text()) > 0:
+                        return True
+                return False
             for line in (folder / "memory.events").read_text().splitlines():
                 key, _, value = line.partition(" ")
                 if key == "oom":
