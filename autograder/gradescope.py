@@ -5,10 +5,12 @@ Gradescope runs ``run_autograder`` as root in ``/autograder`` once per submissio
 (``python -m autograder.gradescope run --root /autograder --assignment NAME``) makes ``source/``
 root-only and ``submission_metadata.json`` unreadable to others, then grades ``submission/`` with the
 machinery of ``autograder grade``: one runner process, student code in the sandbox as an unprivileged
-uid, ``results/results.json`` rewritten after every test, and a hard time limit (``time_budget``)
-after which the finished tests are kept. Whatever fails, a results file that says so is written; the
-shell script writes a last one if Python itself cannot start. ``--root`` is what lets CI run it in a
-fake ``/autograder``.
+uid, ``results/results.json`` rewritten after every test, and a time budget (``--budget``: the measured
+Gradescope timeout less a margin, ``autograder.container``) after which the shell script stops it. Whatever
+fails, a results file that says so is written; the shell script writes a last one if Python itself cannot
+start. When the container's memory or that budget ran out, the results say first that grading did not
+finish and why, every test at zero, and the autograder output (the staff's) says which setting to raise
+(``container.did_not_finish``). ``--root`` is what lets CI run it in a fake ``/autograder``.
 
 Visibility, as Gradescope defines it: ``visible`` is always shown, ``after_due_date`` once the due date
 has passed, ``after_published`` once grades are published, ``hidden`` never. Gradescope applies it per
@@ -31,37 +33,29 @@ import json
 import logging
 import os
 import shutil
+import signal
 import sys
 import sysconfig
+import threading
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 import yaml
 
-from autograder import course, scratch, sinks
+from autograder import container, course, scratch, sinks
 from autograder.batch.discovery import Job
-from autograder.batch.jobs import HARD_LIMIT_MARGIN, grade_job
-from autograder.results import Results, Status, TestResult, points
+from autograder.batch.jobs import grade_job
+from autograder.results import STOPPED, Results, Status, TestResult, points
+from autograder.sandbox import cgroups
 
 log = logging.getLogger("autograder.gradescope")
 
 DEFAULT_ROOT = Path("/autograder")
-DRIVER_MARGIN = 60  # seconds for the driver itself on top of the batch's hard limit (start-up, copying, writing)
-GRADESCOPE_MARGIN = 60  # what Gradescope's own timeout should leave on top of that (container start, upload)
 RUNTIME_PTH = "autograder-runtime.pth"
 EXPORT_DEPTH = 3  # how many folders above a submission may hold Gradescope's submission_metadata.yml
-
-
-def time_budget(assignment: course.Assignment) -> int:
-    """Seconds after which ``run_autograder`` stops grading, whatever happens (results are kept)."""
-    return int(assignment.submission_timeout + HARD_LIMIT_MARGIN + DRIVER_MARGIN)
-
-
-def gradescope_timeout(assignment: course.Assignment) -> int:
-    """The smallest Gradescope autograder timeout to set, in whole minutes (as seconds)."""
-    seconds = time_budget(assignment) + GRADESCOPE_MARGIN
-    return -(-seconds // 60) * 60
+STOP_MARGIN = 30  # seconds before its budget at which the driver stops the grading itself (``run``)
+SKIP_TAGS_ENV = "AUTOGRADER_SKIP_TAGS"  # tags of tests not to run, comma-separated: CI's cheap simulations only
 
 
 class MetadataError(Exception):
@@ -321,10 +315,24 @@ def lock_down(root: Path) -> None:
         os.chmod(metadata, 0o600)
 
 
-def run(root: Path, name: str) -> Results:
-    """Grade ``root/submission`` as assignment ``name``; ``root/results/results.json`` always exists afterwards."""
+def run(root: Path, name: str, budget: int | None = None) -> Results:
+    """Grade ``root/submission`` as assignment ``name``; ``root/results/results.json`` always exists afterwards.
+    ``budget``: the seconds after which ``run_autograder`` stops the grading (a stop then is the container's time)."""
     results_dir = root / "results"
     results_dir.mkdir(parents=True, exist_ok=True)
+    kills = cgroups.container_kills()
+    # The grader stops itself STOP_MARGIN s before run_autograder's timeout would: stopping its runners and writing the
+    # results took 20 s at half a CPU, past the 10 s that timeout leaves before it kills.
+    fired = threading.Event()
+
+    def stop() -> None:
+        fired.set()
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    timer = threading.Timer(max(1, budget - STOP_MARGIN), stop) if budget else None
+    if timer is not None:
+        timer.daemon = True
+        timer.start()
     try:
         assignment = course.load(name)
         lock_down(root)
@@ -335,18 +343,44 @@ def run(root: Path, name: str) -> Results:
                 label = f"gradescope-{metadata.submission_id}" if metadata.submission_id else label
             except MetadataError as exc:
                 log.warning("ignoring the submission metadata: %s", exc)
-        job = Job(label, root / "submission", assignment.name)
+        skipped = tuple(tag for tag in os.environ.get(SKIP_TAGS_ENV, "").split(",") if tag)
+        job = Job(label, root / "submission", assignment.name, skip_tags=skipped)
         results = grade_job(job, results_dir)
-        if results is None:  # stopped (Gradescope's time limit) before a test was listed
-            results = failure(name, "the grader was stopped before it could list the tests")
+        if results is None:  # stopped (the container's time) before a test was listed
+            results = failure(name, STOPPED)
+            results.set_status(Status.INCOMPLETE, STOPPED)
         elif metadata is not None:
             annotate(results, metadata)
+        if timer is not None:
+            timer.cancel()
+        stopped = fired.is_set() or (results.status is Status.INCOMPLETE and results.reason.startswith(STOPPED))
+        unfinished = _container_reason(results, name, budget if stopped else None, cgroups.container_kills() > kills)
+        if unfinished is not None:
+            container.did_not_finish(results, *unfinished)
+            log.error("%s", unfinished[1])
         results.write(results_dir)
     except Exception as exc:  # the grader itself failed: the student still gets a results file
         log.exception("grading failed")
         results = failure(name, f"{type(exc).__name__}: {exc}")
         results.write(results_dir)
     return results
+
+
+def _container_reason(results: Results, name: str, budget: int | None, killed: bool) -> tuple[str, str] | None:
+    """(the student's words, the staff's) where the container, not the submission, ended the grading: its memory (a
+    worker killed for it, ``cgroups.CONTAINER_OUT_OF_MEMORY``, or a process of the grader's killed in it: ``killed``)
+    or its time (``budget``, given where the driver stopped the grading at it, or run_autograder's timeout stopped the
+    grader); None where the grading finished. A grading stopped before it listed a test reads "graded" with none."""
+    stated = container.settings(name)
+    memory = results.status is Status.GRADER_FAILED and results.reason.startswith(cgroups.CONTAINER_OUT_OF_MEMORY)
+    if memory or (killed and results.status is not Status.GRADED):
+        group = cgroups.own_memory()
+        return container.out_of_memory(cgroups.memory_limit(group) if group else None, stated)
+    finished = results.status is Status.GRADED and results.tests and not any(
+        test.extra_data.get("pending") for test in results.tests)
+    if budget is not None and not finished:
+        return container.out_of_time(budget, stated)
+    return None
 
 
 def failure(name: str, reason: str) -> Results:
@@ -389,6 +423,7 @@ def main(argv: list[str] | None = None) -> int:
     grade = commands.add_parser("run", help="grade the submission in ROOT/submission (what run_autograder does)")
     grade.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="the /autograder folder (default /autograder)")
     grade.add_argument("--assignment", required=True)
+    grade.add_argument("--budget", type=int, help="seconds after which run_autograder stops the grading")
     runtime = commands.add_parser("install-runtime", help="put the harness on the interpreter's path (setup.sh)")
     runtime.add_argument("--source", type=Path, required=True, help="the folder holding the autograder package")
     check = commands.add_parser("selftest", help="grade the bundled reference; fails unless it earns full marks")
@@ -400,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if options.command == "selftest":
         return 0 if selftest(options.assignment) else 1
-    results = run(options.root, options.assignment)
+    results = run(options.root, options.assignment, options.budget)
     with contextlib.suppress(OSError):  # the log Gradescope shows to instructors only
         sys.stdout.write(results.feedback() + "\n")
     return 0

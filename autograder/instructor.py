@@ -198,6 +198,12 @@ def dist(options) -> int:
         return 2
     for path in written:
         log.info("wrote %s (%.0f kB)", path, path.stat().st_size / 1024)
+    if options.kind == "gradescope":
+        from autograder import container
+
+        for name in options.names or course.names():
+            log.info("%s: set Gradescope's Autograder Settings to %s (README.md in the zip says why)", name,
+                     container.settings(name).line())
     return 0
 
 def new(options) -> int:

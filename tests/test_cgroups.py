@@ -227,3 +227,45 @@ def test_where_the_groups_go_on_each_kind_of_hierarchy(tmp_path):
                        "pids": unified / "autograder"}
     assert (unified / "cgroup.subtree_control").read_text() == "+pids"
     assert (unified / "autograder" / "cgroup.subtree_control").read_text() == "+pids"
+
+
+def test_the_container_is_the_group_this_process_runs_in(tmp_path):
+    """The memory group whose limit and kills are the container's: this process's own, in the version 1 memory
+    hierarchy where there is one (a hybrid machine's unified hierarchy holds no memory), else in the unified one (a
+    container with a cgroup namespace sees its own group as the root)."""
+    hybrid = "\n".join([
+        "35 31 0:32 /docker/abc /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory",
+        "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw",
+    ])
+    own = "4:memory:/docker/abc/job\n0::/user.slice\n"
+    assert cgroups.own_memory(hybrid, own).folders == {"memory": Path("/sys/fs/cgroup/memory/job")}
+    unified = "29 23 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw"
+    assert cgroups.own_memory(unified, "0::/\n").folders == {"memory": Path("/sys/fs/cgroup")}
+    assert cgroups.own_memory(unified, "0::/grader.scope\n").folders == {"memory": Path("/sys/fs/cgroup/grader.scope")}
+    assert cgroups.own_memory("22 1 0:20 / /proc rw - proc proc rw", "0::/\n") is None
+    (tmp_path / "memory.limit_in_bytes").write_text("805306368\n")
+    assert cgroups.memory_limit(cgroups.Group({"memory": tmp_path})) == 768 << 20
+    (tmp_path / "memory.limit_in_bytes").write_text("9223372036854771712\n")
+    assert cgroups.memory_limit(cgroups.Group({"memory": tmp_path})) is None
+
+
+def test_a_kill_for_an_ancestors_limit_is_told_from_one_for_the_groups_own(tmp_path):
+    """Version 1: the group's peak at its own limit, or a charge refused there (failcnt); the unified hierarchy: its
+    own out of memory events under ``oom`` (a kill for an ancestor's limit shows none of them)."""
+    group = cgroups.Group({"memory": tmp_path})
+    for prefix in ("memory.", "memory.memsw."):
+        (tmp_path / f"{prefix}limit_in_bytes").write_text(f"{2 << 30}\n")
+        (tmp_path / f"{prefix}max_usage_in_bytes").write_text(f"{700 << 20}\n")  # killed at a 768 MB container's limit
+        (tmp_path / f"{prefix}failcnt").write_text("0\n")
+    assert not group.hit_own_limit()
+    (tmp_path / "memory.memsw.failcnt").write_text("3\n")
+    assert group.hit_own_limit()
+    (tmp_path / "memory.memsw.failcnt").write_text("0\n")
+    (tmp_path / "memory.max_usage_in_bytes").write_text(f"{2 << 30}\n")  # its own limit reached, failcnt left at 0
+    assert group.hit_own_limit()
+    unified = tmp_path / "unified"
+    unified.mkdir()
+    (unified / "memory.events").write_text("low 0\nhigh 0\nmax 12\noom 0\noom_kill 1\n")
+    assert not cgroups.Group({"memory": unified}).hit_own_limit()
+    (unified / "memory.events").write_text("low 0\nhigh 0\nmax 12\noom 1\noom_kill 1\n")
+    assert cgroups.Group({"memory": unified}).hit_own_limit()

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import tomllib
 import zipfile
@@ -20,8 +18,8 @@ import landlockpy
 import pytest
 from conftest import REPO, is_root
 
-from autograder import cli, course, gradescope
-from autograder.authoring import dist
+from autograder import cli, container, course, gradescope
+from autograder.authoring import dist, simulation
 from autograder.results import Results, TestResult
 
 pytestmark = pytest.mark.slow
@@ -75,8 +73,11 @@ def test_zip_follows_the_specification(name, gradescope_zips, tmp_path):
     mutants = {f"tests/mutants/{name}/{p.name}" for p in assignment.mutants_dir.glob("*.py")}
     assert mutants <= set(listing)
     assert not [f for f in listing if f.startswith(("examples/", "assignments/", ".venv/"))]
-    assert f"at least {gradescope.gradescope_timeout(assignment) // 60} minutes" in readme
-    assert f"timeout --kill-after=10 {gradescope.time_budget(assignment)}" in (tmp_path / "run_autograder").read_text()
+    stated = container.settings(name)
+    memory = container.size_label(stated.memory_mb)
+    assert (f"Set the assignment's Autograder Settings to {stated.cpus:g} CPU, {memory} memory and a "
+            f"{stated.timeout_min}-minute") in " ".join(readme.split())
+    assert f'BUDGET="${{AUTOGRADER_BUDGET:-{stated.budget}}}"' in (tmp_path / "run_autograder").read_text()
     assert not dist.PLACEHOLDER.search(setup + readme), "every placeholder is filled"
 
 
@@ -89,8 +90,15 @@ def test_setup_pins_what_pyproject_pins(gradescope_zips):
         requirements = archive.read("requirements.txt").decode().splitlines()
     assert [line for line in requirements if not line.startswith("#")] == pinned
     assert f'--index-url https://download.pytorch.org/whl/cpu "{torch[0]}"' in setup, "CPU torch, no CUDA wheels"
-    assert "python3.11 -m venv" in setup and "useradd" in setup and "requirements.txt" in setup
+    assert '"$PYTHON_BIN" -m venv' in setup and "useradd" in setup and "requirements.txt" in setup
     assert setup.index("whl/cpu") < setup.index('-r "$SOURCE/requirements.txt"'), "torch from the CPU index first"
+
+
+def test_the_instructors_guide_shows_the_measured_settings():
+    """docs/instructors.md's table is autograder/gradescope_settings.toml's (what the zips say, and what
+    run_autograder's budget follows), and every assignment has a measured row (bench/gradescope_sizes.py)."""
+    assert container.table(ASSIGNMENTS) in (REPO / "docs" / "instructors.md").read_text()
+    assert all(container.settings(name).seconds is not None for name in ASSIGNMENTS)
 
 
 def test_the_terms_secret_replaces_the_committed_one(tmp_path):
@@ -101,18 +109,7 @@ def test_the_terms_secret_replaces_the_committed_one(tmp_path):
 
 def fake_tree(parent: Path, zip_path: Path, files: dict[str, str], metadata: dict | None = METADATA) -> Path:
     """A fresh /autograder look-alike: source/ (the unzipped autograder), submission/, run_autograder."""
-    root = Path(tempfile.mkdtemp(prefix="fake-autograder-", dir=parent))
-    os.chmod(root, 0o755)  # like /autograder: traversable, so only the grader's own permissions protect it
-    with zipfile.ZipFile(zip_path) as archive:
-        archive.extractall(root / "source")
-    shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")
-    os.chmod(root / "run_autograder", 0o755)
-    (root / "submission").mkdir()
-    for name, text in files.items():
-        (root / "submission" / name).write_text(text)
-    if metadata is not None:
-        (root / "submission_metadata.json").write_text(json.dumps(metadata))
-    return root
+    return simulation.unpack(parent, zip_path, files, metadata)
 
 
 def run_autograder(root: Path, python: str = sys.executable, **env) -> tuple[dict, float, str]:

@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from importlib.metadata import packages_distributions
 from pathlib import Path
 
-from autograder import course, gradescope, handin
+from autograder import container, course, handin
 from autograder.authoring import leaks
 from autograder.authoring.markers import SKIP
 from autograder.batch.jobs import HARD_LIMIT_MARGIN
@@ -37,7 +37,7 @@ TEMPLATES = course.PACKAGE_DIR / "templates"
 PYPROJECT = course.REPO_ROOT / "pyproject.toml"
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 RUNTIME_PREFIX = "/opt/autograder"
-PYTHON = "3.11"
+PYTHON = "3.11"  # where the image's own Python is not one the grader supports (setup.sh)
 EXECUTABLES = frozenset({"setup.sh", "run_autograder"})
 COURSE_FOLDER = "transformer-assignments"
 PLACEHOLDER = re.compile(r"@([A-Z_]+)@")
@@ -320,16 +320,18 @@ def student_pyproject(requirements: list[str]) -> bytes:
 def gradescope_files(name: str, secret: str | None = None) -> dict[str, bytes]:
     """The Gradescope autograder of ``name`` (see the module docstring); ``secret`` replaces ``hidden/SECRET``."""
     assignment = _load(name, skeleton=False)
-    budget = gradescope.time_budget(assignment)
-    common = {"ASSIGNMENT": name, "PREFIX": RUNTIME_PREFIX, "PYTHON": PYTHON, "STUDENT_UID": UID_POOL.start}
+    stated, pythons = container.settings(name), student_pythons()
+    common = {"ASSIGNMENT": name, "PREFIX": RUNTIME_PREFIX, "PYTHON": PYTHON, "STUDENT_UID": UID_POOL.start,
+              "BUDGET": stated.budget, "TIMEOUT_MIN": stated.timeout_min, "PYTHONS": " to ".join(pythons)}
     files = {
-        "setup.sh": render("setup.sh", TORCH=torch_requirement(), TORCH_INDEX=TORCH_CPU_INDEX, **common),
-        "run_autograder": render("run_autograder", BUDGET=budget, **common),
+        "setup.sh": render("setup.sh", TORCH=torch_requirement(), TORCH_INDEX=TORCH_CPU_INDEX,
+                           OLDEST=_version_tuple(pythons[0]), NEWEST=_version_tuple(pythons[1]), **common),
+        "run_autograder": render("run_autograder", **common),
         "README.md": render("gradescope_README.md", TITLE=assignment.title, FILES=_listing(assignment.files),
                             TORCH=torch_requirement(), SUBMISSION_TIMEOUT=f"{assignment.submission_timeout:g}",
                             HARD_LIMIT=f"{assignment.submission_timeout + HARD_LIMIT_MARGIN:g}",
-                            BUDGET=budget, GRADESCOPE_TIMEOUT_MIN=gradescope.gradescope_timeout(assignment) // 60,
-                            **common),
+                            CPUS=f"{stated.cpus:g}", MEMORY=container.size_label(stated.memory_mb),
+                            MEASURED=measured(stated), **common),
         "requirements.txt": requirements_txt(),
         "pyproject.toml": PYPROJECT.read_bytes(),
     }
@@ -341,6 +343,19 @@ def gradescope_files(name: str, secret: str | None = None) -> dict[str, bytes]:
     if secret is not None:
         files[f"autograder/suites/{name}/hidden/SECRET"] = f"{secret}\n".encode()
     return files
+
+
+def _version_tuple(version: str) -> str:
+    """``3.10`` as Python's ``sys.version_info`` compares it: ``3, 10``."""
+    return ", ".join(version.split("."))
+
+
+def measured(stated: container.Settings) -> str:
+    """What the settings were measured from, as the README says it."""
+    if stated.seconds is None:
+        return f"These are Gradescope's defaults: this assignment was not measured ({stated.measured})."
+    return (f"Measured: the bundled reference, graded at this size, took {stated.seconds:.0f} s, the container's "
+            f"memory peaking at {stated.peak_mb:.0f} MB ({stated.measured}).")
 
 
 def write_zip(files: dict[str, bytes], path: Path) -> Path:

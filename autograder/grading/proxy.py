@@ -200,6 +200,7 @@ class Student:
             self.broken = (f"loading {files} did not finish within {self.load_seconds:g} s: "
                            "is there an infinite loop, or training, at the top level of the file?")
         except WorkerDied as died:
+            self._grader_side(died)
             self.broken = f"loading {files} stopped the process: {died.describe()}"
         except protocol.ProtocolError as exc:
             self.broken = f"loading {files} broke the grader's channel: {exc}"
@@ -216,6 +217,14 @@ class Student:
             self.broken = f"{error}\nFix this first: none of your code can be graded until it loads."
             self.broken_headline = error.headline
         raise SubmissionBroken(self.broken)
+
+    def _grader_side(self, died: WorkerDied) -> None:
+        """Raise ``GraderFailure`` when the worker died of the grader's own circumstances (the container's memory ran
+        out): no test graded after it could be trusted, and the submission is not to blame."""
+        if died.container:
+            self.grader_problem = died.describe()
+            self.close()
+            raise GraderFailure(self.grader_problem) from None
 
     def _deadline(self) -> float:
         if self.deadline is not None:
@@ -280,6 +289,7 @@ class Student:
                 "for an infinite loop or a very slow path, such as a Python loop over every element of a tensor."
             ) from None
         except WorkerDied as died:
+            self._grader_side(died)
             self._stops.append(f"{label}: {died.describe()}")
             raise StudentCrashed(f"{label}: {died.describe()}") from None
         except protocol.TooLarge as exc:

@@ -43,6 +43,7 @@ from pathlib import Path
 CONTROLLERS = ("memory", "pids", "cpu")
 ENV = "AUTOGRADER_CGROUPS"  # "0": no control groups; "memory,pids,cpu": the ones the grader found usable
 UNIFIED_TOP = "autograder"  # the folder at the unified hierarchy's root that holds the groups
+SLACK = 1 << 20  # bytes below its limit at which a group's peak counts as having reached it (charges come in batches)
 HEADROOM_MB = 64  # the kernel's own charges beside a process's pages (page tables: 4 MB per 2 GB), over memory_mb
 NAME = re.compile(r"autograder-(\d+)-(\d+|probe)")
 _counter = itertools.count()
@@ -124,6 +125,32 @@ class Group:
                         return int(value)
         return 0
 
+    def hit_own_limit(self) -> bool:
+        """Whether the group's memory reached its own limit: a kill counted by ``oom_kills`` without it was for an
+        ancestor's limit (a container's, as Gradescope's: ``own_memory``), not for what the worker was allowed.
+        Version 1: the group's peak reached its limit (within ``SLACK``), or a charge was refused at its own counter
+        (``failcnt``; a refusal above it is counted there: measured 2026-11-28, on a kernel that also left a group's own
+        ``failcnt`` at 0 when its processes, together, were killed at its limit); the unified hierarchy counts the
+        group's own out-of-memory events under ``oom``."""
+        folder = self.folders.get("memory")
+        if folder is None:
+            return False
+        with contextlib.suppress(OSError, ValueError):
+            if (folder / "memory.limit_in_bytes").exists():
+                for prefix in ("memory.", "memory.memsw."):
+                    if not (folder / f"{prefix}limit_in_bytes").exists():
+                        continue
+                    limit = int((folder / f"{prefix}limit_in_bytes").read_text())
+                    peak = int((folder / f"{prefix}max_usage_in_bytes").read_text())
+                    if peak >= limit - SLACK or int((folder / f"{prefix}failcnt").read_text()) > 0:
+                        return True
+                return False
+            for line in (folder / "memory.events").read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom":
+                    return int(value) > 0
+        return False
+
     def remove(self, seconds: float = 2.0) -> None:
         """Remove the group's folders, once their processes have exited (a folder still busy then stays for
         ``sweep``). Killing them is the sandbox's: a group is made only as root, where every process in it belongs to
@@ -143,6 +170,48 @@ class Group:
 
     def _distinct(self) -> list[Path]:
         return list(dict.fromkeys(self.folders.values()))
+
+
+def own_memory(mountinfo: str | None = None, groups: str | None = None) -> Group | None:
+    """The memory group this process runs in (a container's, where it runs in one: Gradescope's), to read its limit
+    and its kills (``Group.oom_kills``, which count its descendants' too); None where no memory hierarchy is mounted.
+    Read-only is enough: nothing is made or limited there."""
+    own = _own_paths(groups)
+    for line in (mountinfo or Path("/proc/self/mountinfo").read_text()).splitlines():
+        fields, _, rest = line.partition(" - ")
+        root, mount = fields.split()[3:5]
+        kind, _, options = rest.split()[:3]
+        mount = Path(mount.replace("\\040", " "))
+        if kind == "cgroup" and "memory" in options.split(","):
+            return Group({"memory": mount / _below(own.get("memory", "/"), root)})
+        if kind == "cgroup2" and "memory" not in own:  # on a hybrid machine, the version 1 hierarchy has it
+            return Group({"memory": mount / _below(own.get("", "/"), root)})
+    return None
+
+
+CONTAINER_OUT_OF_MEMORY = ("the container the grader runs in ran out of memory (its own limit, not the one your code "
+                           "is allowed)")
+
+
+@functools.cache
+def _container() -> Group | None:
+    return own_memory()
+
+
+def container_kills() -> int:
+    """The kernel's out-of-memory kills so far in the group this process runs in (0 where it cannot be read)."""
+    group = _container()
+    return group.oom_kills() if group is not None else 0
+
+
+def memory_limit(group: Group) -> int | None:
+    """``group``'s memory limit in bytes (None: none set, or unreadable)."""
+    folder = group.folders["memory"]
+    for name in ("memory.limit_in_bytes", "memory.max"):
+        with contextlib.suppress(OSError, ValueError):
+            value = int((folder / name).read_text())
+            return value if value < 1 << 60 else None
+    return None
 
 
 def sweep() -> None:
@@ -178,11 +247,7 @@ def _limit(folder: Path, controller: str, value: int) -> None:
 def _parents(mountinfo: str | None = None, groups: str | None = None) -> dict[str, Path]:
     """{controller: the folder this process would make its groups in}, from the mounted hierarchies (``mountinfo``
     and this process's ``groups``: /proc/self's, unless given)."""
-    own = {}
-    for line in (groups or Path("/proc/self/cgroup").read_text()).splitlines():
-        _, names, path = line.split(":", 2)
-        for name in names.split(",") if names else [""]:
-            own[name] = path  # "" is the unified hierarchy's line
+    own = _own_paths(groups)
     parents = {}
     for line in (mountinfo or Path("/proc/self/mountinfo").read_text()).splitlines():
         fields, _, rest = line.partition(" - ")
@@ -199,6 +264,17 @@ def _parents(mountinfo: str | None = None, groups: str | None = None) -> dict[st
                     if controller not in parents and _delegate(mount, controller):
                         parents[controller] = mount / UNIFIED_TOP
     return parents
+
+
+def _own_paths(groups: str | None = None) -> dict[str, str]:
+    """{controller: this process's group in its hierarchy}, "" naming the unified hierarchy's (``/proc/self/cgroup``,
+    unless ``groups`` is given)."""
+    own = {}
+    for line in (groups or Path("/proc/self/cgroup").read_text()).splitlines():
+        _, names, path = line.split(":", 2)
+        for name in names.split(",") if names else [""]:
+            own[name] = path
+    return own
 
 
 def _below(path: str, root: str) -> str:

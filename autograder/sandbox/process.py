@@ -47,6 +47,7 @@ class WorkerDied(Exception):
     returncode: int | None
     output: str = ""
     cause: str = ""  # what the grader knows of why it died (its control group's memory, what it wrote to disk)
+    container: bool = False  # killed for the memory of the container the grader runs in: not the submission's doing
 
     def describe(self) -> str:
         code = self.returncode
@@ -103,6 +104,7 @@ class Sandbox:
             raise SandboxError(self.isolation.problem)
         become_subreaper()  # a worker in a PID namespace outlives its parent outside it, and is re-parented here
         self.elders = forking.child_pids()  # this process's own (a caller's, the probe's): never the student's to reap
+        self._container_kills_before = cgroups.container_kills()
         self.private = scratch.make("worker")
         (self.private / "tmp").mkdir()
         (self.private / "rootfs").mkdir()
@@ -279,10 +281,23 @@ class Sandbox:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(timeout=2)  # it is exiting: its own status says how (where it forked, the copy's)
             self.kill()
-            raise WorkerDied(self.process.returncode, self.output_tail(), self._cause()) from None
+            container = self._container_killed()
+            cause = cgroups.CONTAINER_OUT_OF_MEMORY if container else self._cause()
+            raise WorkerDied(self.process.returncode, self.output_tail(), cause, container) from None
         except protocol.ProtocolError:
             self.kill()
             raise
+
+    def _container_killed(self) -> bool:
+        """Whether the kernel killed the worker for the memory of a group above its own: the container's, as on
+        Gradescope, whose limit may be below what the worker is allowed. With a group of its own, a kill its own limit
+        did not cause (``Group.hit_own_limit``); without one, a kill counted in the container since the worker
+        started."""
+        if self.process.returncode != -signal.SIGKILL:
+            return False
+        if self.group is not None:
+            return self.group.oom_kills() > 0 and not self.group.hit_own_limit()
+        return cgroups.container_kills() > self._container_kills_before
 
     def _cause(self) -> str:
         """Why the worker died, where the grader knows: its control group's memory, or the disk watch."""

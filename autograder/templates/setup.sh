@@ -8,20 +8,32 @@ PREFIX=@PREFIX@
 VENV="$PREFIX/venv"
 export DEBIAN_FRONTEND=noninteractive PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 
-# Python @PYTHON@ (Ubuntu's own, or the deadsnakes build where the release has another version).
-if ! command -v python@PYTHON@ >/dev/null 2>&1; then
+# The image's own Python where the grader supports it (@PYTHONS@: 3.10 on Ubuntu 22.04, 3.12 on 24.04, 3.11 on
+# Debian 12), with its venv module; Python @PYTHON@ from the deadsnakes PPA only where the release has none of them.
+supported() { "$1" -c 'import sys; sys.exit(not (@OLDEST@) <= sys.version_info[:2] <= (@NEWEST@))' 2>/dev/null; }
+PYTHON_BIN=$(command -v python3 || true)
+if [ -z "$PYTHON_BIN" ] || ! supported "$PYTHON_BIN"; then
     apt-get update
-    if ! apt-get install -y --no-install-recommends python@PYTHON@ python@PYTHON@-venv; then
-        apt-get install -y --no-install-recommends software-properties-common gpg-agent
-        add-apt-repository -y ppa:deadsnakes/ppa
-        apt-get update
-        apt-get install -y --no-install-recommends python@PYTHON@ python@PYTHON@-venv
-    fi
+    apt-get install -y --no-install-recommends python3 || true
+    PYTHON_BIN=$(command -v python3 || true)
 fi
+if [ -n "$PYTHON_BIN" ] && supported "$PYTHON_BIN"; then
+    if ! "$PYTHON_BIN" -c 'import ensurepip, venv' 2>/dev/null; then
+        apt-get update
+        apt-get install -y --no-install-recommends "python$("$PYTHON_BIN" -c 'import sys; print("%d.%d" % sys.version_info[:2])')-venv"
+    fi
+else
+    apt-get install -y --no-install-recommends software-properties-common gpg-agent
+    add-apt-repository -y ppa:deadsnakes/ppa
+    apt-get update
+    apt-get install -y --no-install-recommends python@PYTHON@ python@PYTHON@-venv
+    PYTHON_BIN=$(command -v python@PYTHON@)
+fi
+echo "setup.sh: grading with $("$PYTHON_BIN" --version) ($PYTHON_BIN)"
 
 # The pinned packages in a virtual environment readable by every user: torch from PyTorch's CPU index
 # first (no CUDA wheels), then the rest of requirements.txt, which that torch already satisfies.
-python@PYTHON@ -m venv "$VENV"
+"$PYTHON_BIN" -m venv "$VENV"
 "$VENV/bin/python" -m pip install --upgrade pip
 "$VENV/bin/python" -m pip install --index-url @TORCH_INDEX@ "@TORCH@"
 "$VENV/bin/python" -m pip install -r "$SOURCE/requirements.txt"
