@@ -79,9 +79,9 @@ def validate(names: list[str], out: Path, workers: int, engine: str = "local", a
     console = Console()
     ok = True
     for name in names:
-        _, catalogue, _ = subjects[name]
+        _, catalogue, jobs = subjects[name]
         results = collected[name]
-        full = [*map(_short, alone[name][:1]), *results.pop("graded"), *map(_short, alone[name][1:])]
+        full = _in_order(jobs, [*alone[name], *results.pop("graded")])
         spec = rules.check(subjects[name][0])  # static: every rule the skeleton states has a test (or a reason)
         graded_mutants, graded_alternatives = full[2:2 + len(catalogue)], full[2 + len(catalogue):]
         problems = (_judge(full[:2 + len(catalogue)], results.pop("replayed")) + _unnamed(graded_mutants, catalogue)
@@ -136,6 +136,13 @@ def _alone(jobs: list[Job]) -> list[Job]:
     """The gradings that run before the batch, one at a time: the reference, then the alternatives that are
     retrained (the jobs of ``_jobs`` that skip no test)."""
     return [jobs[0], *(job for job in jobs if job.name.startswith("alternative-") and not job.skip_tags)]
+
+
+def _in_order(jobs: list[Job], graded: list[Results]) -> list[Results]:
+    """The results of ``jobs``' gradings in the jobs' order (reference, skeleton, mutants, alternatives), as the fresh
+    secrets' runs list them: those graded alone first (``_alone``) come back in another order."""
+    by_subject = {_short(results).submission: results for results in graded}
+    return [by_subject[job.name] for job in jobs]
 
 
 def _named(job: Job, name: str, kind: str, **changes) -> Job:
