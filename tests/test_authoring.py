@@ -1,12 +1,14 @@
 """`autograder new`: the scaffold of docs/authoring.md is a working assignment. In a copy of the harness (so that the
 repository never holds a fifth assignment) it builds, validates (reference full marks, skeleton none, its mutant
-caught) and ships through `dist` without its hidden test, solution or mutant."""
+caught, its correct alternative at full marks, and a wrong "alternative" failing validate) and ships through `dist`
+without its hidden test, solution, mutant or alternative."""
 
 from __future__ import annotations
 
 import argparse
 import importlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -53,7 +55,18 @@ def test_the_scaffold_builds_validates_and_ships_without_leaks(project, tmp_path
 
     validated = autograder(project, "validate", "demo", "--jobs", "1")
     assert validated.returncode == 0, validated.stdout + validated.stderr
-    assert "OK demo: reference 5/5, skeleton 0, 1 mutants all caught" in validated.stdout
+    said = " ".join(validated.stdout.split())  # rich wraps long lines
+    assert "OK demo: reference 5/5, skeleton 0, 1 mutants all caught, 1 alternatives at full marks" in said
+    assert re.search(r"^alternative-logsumexp +5/5 ", validated.stdout, re.MULTILINE), "alternatives are in the matrix"
+
+    # A wrong "alternative" (the mutant) fails validate: an alternative must keep every point, under every secret.
+    shutil.copy(mutant, project / "tests" / "alternatives" / "demo" / "wrong.py")
+    wrong = autograder(project, "validate", "demo", "--jobs", "1", "--fresh-secrets", "1")
+    assert wrong.returncode == 1, wrong.stdout + wrong.stderr
+    output = " ".join(wrong.stdout.split())  # rich wraps long lines
+    assert "FAIL demo: alternative-wrong, a correct alternative, loses points on: " in output
+    assert "under the secret 'validate-fresh-1' the alternative-wrong loses points on: " in output
+    (project / "tests" / "alternatives" / "demo" / "wrong.py").unlink()
 
     shipped = autograder(project, "dist", "student", "demo", "--out", str(tmp_path / "dist"))
     assert shipped.returncode == 0, shipped.stdout + shipped.stderr
@@ -63,7 +76,8 @@ def test_the_scaffold_builds_validates_and_ships_without_leaks(project, tmp_path
     folder = "transformer-assignments-demo"
     assert {f"{folder}/demo/demo.py", f"{folder}/autograder/suites/demo/public/test_1_softmax.py",
             f"{folder}/autograder/suites/demo/public/expected.zip"} <= set(names)
-    assert not [n for n in names if "/hidden/" in n or "mutants/" in n or "solutions/" in n or "templates/new" in n]
+    assert not [n for n in names if "/hidden/" in n or "mutants/" in n or "solutions/" in n or "templates/new" in n
+                or "alternatives/" in n]
     assert CANARY.encode() not in text and b"test_demo_secret_large_scores" not in text
     assert b"shifted = scores - scores.max(dim=-1, keepdim=True).values" not in text
 

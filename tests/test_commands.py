@@ -17,7 +17,7 @@ import pytest
 from conftest import MASKING, REPO, find_test, reference_with
 
 from autograder import cli, course
-from autograder.authoring.validate import _judge, _judge_secret, _unnamed
+from autograder.authoring.validate import _alone, _in_order, _judge, _judge_alternatives, _judge_secret, _unnamed
 from autograder.results import Results, TestResult, points
 from autograder.sandbox import permissions
 
@@ -179,6 +179,48 @@ def test_validate_flags_hidden_verdicts_that_depend_on_the_secret():
                         "mutant-a: under the secret 's' the verdict of t0 changes: make its draw exercise what it "
                         "checks whatever the secret",
                         "mutant-a loses no points under the secret 's'"]
+
+
+def test_validate_asks_every_alternative_to_keep_every_point():
+    """A correct alternative that loses a point, partly or under a fresh secret, or that ran nothing, fails validate."""
+    full = _results("alternative-einsum", [(1, 1), (2, 2)])
+    assert _judge_alternatives([full]) == []
+    partial = _results("alternative-loops", [(1, 1), (1.5, 2)])
+    empty = _results("alternative-broken", [], output="The grader itself failed")
+    assert _judge_alternatives([full, partial, empty]) == [
+        "alternative-loops, a correct alternative, loses points on: t1: fix the check if it fails a correct solution, "
+        "or the alternative if it breaks a rule the skeleton states",
+        "alternative-broken, a correct alternative, loses points on: The grader itself failed: fix the check if it "
+        "fails a correct solution, or the alternative if it breaks a rule the skeleton states"]
+    committed = [_results("reference", [(1, 1)]), _results("skeleton", [(0, 1)]), _results("alternative-a", [(1, 1)])]
+    fresh = [_results("reference", [(1, 1)]), _results("skeleton", [(0, 1)]), _results("alternative-a", [(0, 1)])]
+    assert _judge_secret("s", committed, fresh) == ["under the secret 's' the alternative-a loses points on: t0"]
+
+
+def test_validate_grades_retrained_alternatives_alone_and_judges_them_in_order():
+    """Alternatives that are retrained (they skip no test) are graded alone with the reference; their results are put
+    back in the jobs' order, which the fresh secrets' runs follow, so that each is judged against its own."""
+    from autograder.batch.discovery import Job
+
+    jobs = [Job("reference", REPO, "lm"), Job("skeleton", REPO, "lm"), Job("mutant-m", REPO, "lm", skip_tags=("x",)),
+            Job("alternative-a", REPO, "lm"), Job("alternative-b", REPO, "lm", skip_tags=("retraining",))]
+    assert [job.name for job in _alone(jobs)] == ["reference", "alternative-a"]
+    graded = [_results(f"lm/graded/{name}", [(1, 1)]) for name in ("reference", "alternative-a", "skeleton",
+                                                                     "mutant-m", "alternative-b")]
+    assert [r.submission for r in _in_order(jobs, graded)] == [job.name for job in jobs]
+
+
+def test_the_catalogue_holds_three_alternatives_per_assignment():
+    """Every assignment has at least three correct alternatives, each a docstring that says its style, a target among
+    its own files and the canary line (tests/alternatives is never shipped, and a leak is found)."""
+    from autograder.authoring import alternatives
+
+    for name in course.names():
+        catalogue = alternatives.catalog(course.load(name))
+        assert len(catalogue) >= 3, name
+        for alternative in catalogue:
+            assert len(alternative.description) > 40 and alternative.target, alternative.path
+            assert course.CANARY in alternative.source, alternative.path
 
 
 def test_validate_asks_every_mutant_to_be_named(tmp_path):

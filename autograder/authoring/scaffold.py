@@ -1,10 +1,11 @@
 """``autograder new NAME``: a small working assignment to start from.
 
 It writes, from ``templates/new/``, every piece an assignment has (docs/authoring.md explains each): a solution with
-one region (``solutions/NAME/NAME.py``), a suite with its ``assignment.toml``, one public and one hidden test and the
-hidden seed (``autograder/suites/NAME/``), and one mutant (``tests/mutants/NAME/``); the command then builds the
-skeleton and the public tests' recorded expectations, so that ``autograder validate NAME`` passes at once. The
-templates are instructor-only: the student zip leaves them out (their solution lines would be the new assignment's).
+one region (``solutions/NAME/NAME.py``), a suite with its ``assignment.toml``, one public and one hidden test and
+the hidden seed (``autograder/suites/NAME/``), one mutant (``tests/mutants/NAME/``) and one correct alternative
+(``tests/alternatives/NAME/``); the command then builds the skeleton and the public tests' recorded expectations, so
+that ``autograder validate NAME`` passes at once. The templates are instructor-only: the student zip leaves them out
+(their solution lines would be the new assignment's).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ def files(name: str) -> dict[Path, str]:
         suite / "hidden" / "SECRET": f"{secrets.token_hex(16)}\n",
         suite / "hidden" / "rules.toml": text("rules.toml.in"),
         Path("tests", "mutants", name, "no_max_subtracted.py"): text("mutant.py.in"),
+        Path("tests", "alternatives", name, "logsumexp.py"): text("alternative.py.in"),
     }
 
 

@@ -4,15 +4,18 @@ For each assignment it grades, with every test: the reference (must earn every p
 earn none); and every mutant in ``tests/mutants/<name>/`` (each must lose points, and be named in its feedback unless
 marked ``# unnamed:``) without the costly tests tagged in ``MUTANT_SKIP_TAGS``: retraining a model takes minutes, so
 every mutant must be caught by a cheap test, and CI retrains only the reference; nor the runtime tests, but for
-mutants marked ``# slow`` (``autograder.grading.mutants``). Then, with the public tests only and the recorded
+mutants marked ``# slow`` (``autograder.grading.mutants``); and every correct alternative in
+``tests/alternatives/<name>/`` (each must keep every point, runtime tests included; retrained only where marked
+``# retraining``: ``autograder.authoring.alternatives``). Then, with the public tests only and the recorded
 expectations that students use: the reference (full public marks) and the skeleton (none). Then the hidden tests again,
-under fresh secrets instead of the committed one (a term's secret draws the hidden inputs): the reference must keep
-every point, no mutant may escape, and no hidden test's verdict on a subject may change with the secret, since a draw
-that does not exercise what its test checks (one key, where any scaling gives the same weights) passes a mistake under
-one secret only. Those runs skip the runtime tests too (their inputs are fixed shapes, and they are the costly ones)
-and name no mistake (``runner.make_oracle``'s ``verdicts``). It prints the matrix of which tests each subject fails;
-any broken expectation fails validation. It also checks, without grading, that every rule the skeleton's docstrings
-and hints state is observed by a test or marked untestable with a reason (``authoring.rules``), and prints the count.
+under fresh secrets instead of the committed one (a term's secret draws the hidden inputs): the reference and every
+alternative must keep every point, no mutant may escape, and no hidden test's verdict on a subject may change with the
+secret, since a draw that does not exercise what its test checks (one key, where any scaling gives the same weights)
+passes a mistake under one secret only. Those runs skip the runtime tests too (their inputs are fixed shapes, and
+they are the costly ones) and name no mistake (``runner.make_oracle``'s ``verdicts``). It prints the matrix of which
+tests each subject fails; any broken expectation fails validation. It also checks, without grading, that every rule
+the skeleton's docstrings and hints state is observed by a test or marked untestable with a reason
+(``authoring.rules``), and prints the count.
 
 How many fresh secrets (``fresh_secrets``, ``--fresh-secrets``): two by default, ``validate-fresh-1`` and
 ``validate-fresh-2``; ``make test`` asks for one, within CI's time budget, and a maintainer who changes a hidden draw
@@ -27,7 +30,7 @@ from pathlib import Path
 from rich.console import Console
 
 from autograder import course, sinks, trees
-from autograder.authoring import rules
+from autograder.authoring import alternatives, rules
 from autograder.batch.discovery import Job
 from autograder.batch.engine import grade_all
 from autograder.grading import mutants
@@ -47,8 +50,9 @@ def validate(names: list[str], out: Path, workers: int, engine: str = "local", a
              fresh: int = FRESH_SECRETS) -> bool:
     """Validate each assignment in ``names`` (results under ``out``), grading with ``engine`` (``grade_all``).
 
-    Each reference is graded alone first: its timed tests (runtime ratios, retraining within a budget measured on an
-    idle machine) must not share the cores with another grading (oversubscribed threads run many times slower).
+    Each reference is graded alone first, and so is each alternative that is retrained (``_alone``): their timed
+    tests (runtime ratios, retraining within a budget measured on an idle machine) must not share the cores with
+    another grading (oversubscribed threads run many times slower).
     Everything else, of every assignment, is then one batch, the assignments whose reference took longest first: a
     batch per assignment and kind waited for its slowest grading while the other cores had nothing to do. ``fresh``:
     how many fresh secrets the hidden tests are graded under again (``fresh_secrets``).
@@ -59,9 +63,11 @@ def validate(names: list[str], out: Path, workers: int, engine: str = "local", a
     for name in names:
         assignment = course.load(name)
         catalogue = mutants.catalog(assignment)
-        subjects[name] = assignment, catalogue, _jobs(assignment, catalogue, out / name / "subjects")
-    references = {name: grade_all([_named(jobs[0], name, "graded")], out, workers=1, oracle="live",
-                                        progress=False, **cluster)[0] for name, (_, _, jobs) in subjects.items()}
+        subjects[name] = assignment, catalogue, _jobs(assignment, catalogue, alternatives.catalog(assignment),
+                                                      out / name / "subjects")
+    alone = {name: grade_all([_named(job, name, "graded") for job in _alone(jobs)], out, workers=1, oracle="live",
+                             progress=False, **cluster) for name, (_, _, jobs) in subjects.items()}
+    references = {name: graded[0] for name, graded in alone.items()}
     runs = {name: _runs(name, assignment, jobs, secrets) for name, (assignment, _, jobs) in subjects.items()}
     order = sorted(names, key=lambda name: -references[name].execution_time)
     everything = [(name, kind, job) for name in order for kind, jobs in runs[name].items() for job in jobs]
@@ -73,11 +79,13 @@ def validate(names: list[str], out: Path, workers: int, engine: str = "local", a
     console = Console()
     ok = True
     for name in names:
-        _, catalogue, _ = subjects[name]
+        _, catalogue, jobs = subjects[name]
         results = collected[name]
-        full = [_short(references[name]), *results.pop("graded")]
+        full = _in_order(jobs, [*alone[name], *results.pop("graded")])
         spec = rules.check(subjects[name][0])  # static: every rule the skeleton states has a test (or a reason)
-        problems = _judge(full, results.pop("replayed")) + _unnamed(full[2:], catalogue) + spec.problems
+        graded_mutants, graded_alternatives = full[2:2 + len(catalogue)], full[2 + len(catalogue):]
+        problems = (_judge(full[:2 + len(catalogue)], results.pop("replayed")) + _unnamed(graded_mutants, catalogue)
+                    + _judge_alternatives(graded_alternatives) + spec.problems)
         for number, secret in enumerate(secrets):
             if f"fresh-{number + 1}" in results:
                 problems += _judge_secret(secret, full, results[f"fresh-{number + 1}"])
@@ -88,33 +96,53 @@ def validate(names: list[str], out: Path, workers: int, engine: str = "local", a
         if not problems:
             reference = f"{points(full[0].score)}/{points(full[0].max_score)}"
             console.print(f"[green]OK[/green] {name}: reference {reference}, skeleton {points(full[1].score)}, "
-                          f"{len(full) - 2} mutants all caught; replayed public tests agree")
+                          f"{len(catalogue)} mutants all caught, {len(graded_alternatives)} alternatives at full "
+                          "marks; replayed public tests agree")
         ok = ok and not problems
     return ok
 
 
-def _jobs(assignment: course.Assignment, catalogue: list[mutants.Mutant], folder: Path) -> list[Job]:
-    """The reference, the skeleton, then every mutant (materialized in ``folder``) without the tests it skips."""
+def _jobs(assignment: course.Assignment, catalogue: list[mutants.Mutant],
+          others: list[alternatives.Alternative], folder: Path) -> list[Job]:
+    """The reference, the skeleton, every mutant, then every correct alternative (each materialized in ``folder``),
+    without the tests it skips."""
     if folder.exists():
         trees.remove(folder)
     folder.mkdir(parents=True)
     name = assignment.name
     return [Job("reference", assignment.solution_dir, name), Job("skeleton", assignment.skeleton_dir, name),
             *(Job(f"mutant-{mutant.name}", mutant.materialize(folder / mutant.name), name,
-                        skip_tags=MUTANT_SKIP_TAGS + (() if mutant.slow else ("runtime",))) for mutant in catalogue)]
+                        skip_tags=MUTANT_SKIP_TAGS + (() if mutant.slow else ("runtime",))) for mutant in catalogue),
+            *(Job(f"alternative-{other.name}", other.materialize(folder / f"alternative-{other.name}"), name,
+                  skip_tags=() if other.retraining else MUTANT_SKIP_TAGS) for other in others)]
 
 
 def _runs(name: str, assignment: course.Assignment, jobs: list[Job], secrets: list[str]) -> dict[str, list[Job]]:
-    """What is graded after the reference, by kind (its results' folder): the skeleton and the mutants with every
-    test; the reference and the skeleton with the public tests and the recorded expectations students use; every
-    subject's hidden tests under each of ``secrets``."""
-    runs = {"graded": [_named(job, name, "graded") for job in jobs[1:]],
+    """What is graded after the reference, by kind (its results' folder): the skeleton, the mutants and the
+    alternatives that are not retrained, with every test they do not skip; the reference and the skeleton with the
+    public tests and the recorded expectations students use; every subject's hidden tests under each of
+    ``secrets``."""
+    alone = _alone(jobs)
+    runs = {"graded": [_named(job, name, "graded") for job in jobs if job not in alone],
             "replayed": [_named(job, name, "replayed", public_only=True, oracle="replay") for job in jobs[:2]]}
     if assignment.hidden_dir.is_dir():
         for number, secret in enumerate(secrets):
             runs[f"fresh-{number + 1}"] = [_named(job, name, f"fresh-{number + 1}", secret=secret, hidden_only=True,
                                                   skip_tags=FRESH_SKIP_TAGS, oracle="verdicts") for job in jobs]
     return runs
+
+
+def _alone(jobs: list[Job]) -> list[Job]:
+    """The gradings that run before the batch, one at a time: the reference, then the alternatives that are
+    retrained (the jobs of ``_jobs`` that skip no test)."""
+    return [jobs[0], *(job for job in jobs if job.name.startswith("alternative-") and not job.skip_tags)]
+
+
+def _in_order(jobs: list[Job], graded: list[Results]) -> list[Results]:
+    """The results of ``jobs``' gradings in the jobs' order (reference, skeleton, mutants, alternatives), as the fresh
+    secrets' runs list them: those graded alone first (``_alone``) come back in another order."""
+    by_subject = {_short(results).submission: results for results in graded}
+    return [by_subject[job.name] for job in jobs]
 
 
 def _named(job: Job, name: str, kind: str, **changes) -> Job:
@@ -158,10 +186,11 @@ def _judge_secret(secret: str, full: list[Results], fresh: list[Results]) -> lis
     problems = []
     for committed, results in zip(full, fresh, strict=True):
         passed = {t.name: t.score >= t.max_score for t in committed.tests}
-        if committed.submission == "reference":
+        if committed.submission == "reference" or committed.submission.startswith("alternative-"):
             failing = [t.name for t in results.tests if t.score < t.max_score]
             if failing:
-                problems.append(f"under the secret {secret!r} the reference loses points on: {', '.join(failing)}")
+                problems.append(f"under the secret {secret!r} the {committed.submission} loses points on: "
+                                f"{', '.join(failing)}")
             continue
         changed = [t.name for t in results.tests if t.name in passed and passed[t.name] != (t.score >= t.max_score)]
         if changed:
@@ -173,6 +202,20 @@ def _judge_secret(secret: str, full: list[Results], fresh: list[Results]) -> lis
             problems.append(f"{committed.submission} loses no points under the secret {secret!r}")
         if committed.submission == "skeleton" and results.score > 0:
             problems.append(f"under the secret {secret!r} the untouched skeleton earns hidden points")
+    return problems
+
+
+def _judge_alternatives(graded: list[Results]) -> list[str]:
+    """Every correct alternative (``autograder.authoring.alternatives``) keeps every point of every test it ran: one
+    that loses a point is a false failure to fix in the check, or an alternative that breaks a rule of the spec (fix
+    it, and say the rule in its docstring)."""
+    problems = []
+    for results in graded:
+        failing = [t.name for t in results.tests if t.score < t.max_score or t.status != "passed"]
+        if failing or results.score < results.max_score or results.max_score == 0:
+            problems.append(f"{results.submission}, a correct alternative, loses points on: "
+                            f"{', '.join(failing) or results.output or 'every test (none ran)'}: fix the check if it "
+                            "fails a correct solution, or the alternative if it breaks a rule the skeleton states")
     return problems
 
 

@@ -2,7 +2,7 @@
 
 import torch
 
-from autograder.grading import assert_close, assert_tensor, forward_backward, graded, read
+from autograder.grading import assert_close, assert_tensor, forward_backward, graded, read, recognise
 from autograder.suites.lm import common
 from autograder.suites.lm.common import Shape
 from autograder.suites.positions.common import assert_raises_value_error
@@ -114,9 +114,12 @@ def test_greedy_generate(student, oracle, parts):
                                 "leave the training mode as it found it (its caller calls model.eval() first)")
 
 
+DRAWS = 2000  # per prompt: a frequency is then within 5 standard errors (at most 0.056) of its probability
+
+
 @graded(points=1, timeout=RECORDING_TIMEOUT, covers=["GPT.generate", *GPT_COVERS], builds_on=["masking", "positions"])
 def test_sampled_generate(student, oracle):
-    """GPT.generate: sampling with temperature and top_k, from a seeded generator, matches the reference"""
+    """GPT.generate: sampling draws from softmax(logits / temperature) over the top_k logits, with the generator"""
     state = common.gpt_state(SHAPE, "vanilla", seed=75, dtype=torch.float64)
     prompt = common.tokens(3, 3, SHAPE.vocab_size, seed=76)
 
@@ -125,10 +128,51 @@ def test_sampled_generate(student, oracle):
         return common.gpt(impl, SHAPE, "vanilla", state).generate(prompt, 6, sample=True, temperature=1.5, top_k=4,
                                                                    generator=rng)
 
+    def last_logits(impl):
+        return common.gpt(impl, SHAPE, "vanilla", state)(prompt)[0][:, -1]
+
+    def draws(seed):
+        rng = student.model.torch.Generator().manual_seed(seed)
+        rows = prompt.repeat_interleave(DRAWS, dim=0)
+        return common.gpt(student, SHAPE, "vanilla", state).generate(rows, 1, sample=True, temperature=1.5, top_k=4,
+                                                                      generator=rng)
+
+    # Asked before any check, so that both are recorded for replay. A correct sampler may draw other ids than the
+    # reference's from the same generator (top_k ids sampled in their own order, a Gumbel-max draw): the ids are
+    # judged by their distribution, and compared with the reference's only to name a known mistake.
+    expected_ids, logits = oracle(run), oracle(last_logits).value
     got = run(student)
-    assert_tensor(got, "generate(idx, 6, sample=True, ...)", shape=(3, 9), dtype=torch.int64)
-    assert_close(got, oracle(run), "the sampled ids (softmax of logits / temperature over the top_k logits, then "
-                 "torch.multinomial with the generator)")
+    try:
+        assert_tensor(got, "generate(idx, 6, sample=True, ...)", shape=(3, 9), dtype=torch.int64)
+        assert torch.equal(got[:, :3], prompt), "generate must return the prompt followed by the new ids"
+        sampled = draws(78)
+        assert_tensor(sampled, f"generate on {3 * DRAWS} prompts, 1 new id each", shape=(3 * DRAWS, 4),
+                      dtype=torch.int64)
+        assert torch.equal(sampled, draws(78)), (
+            "two generators with the same seed gave different ids: draw with the generator argument (torch.multinomial("
+            "..., generator=generator)), never from torch's global generator")
+        _assert_sampled_from(sampled[:, -1].view(3, DRAWS), logits.double(), temperature=1.5, top_k=4)
+    except AssertionError:
+        recognise(got, expected_ids)  # the same ids as a known mistake's, if its sampler is written as the reference's
+        raise
+
+
+def _assert_sampled_from(ids: torch.Tensor, logits: torch.Tensor, temperature: float, top_k: int) -> None:
+    """Each row of ``ids`` (prompts, draws) holds independent draws from softmax(logits / temperature) over the top_k
+    logits of that prompt's row of ``logits`` (prompts, V)."""
+    kth = torch.topk(logits, top_k, dim=-1).values[:, -1:]
+    probabilities = torch.softmax((logits / temperature).masked_fill(logits < kth, float("-inf")), dim=-1)
+    for row, (drawn, wanted) in enumerate(zip(ids, probabilities, strict=True)):
+        outside = sorted({int(i) for i in drawn if wanted[int(i)] == 0})
+        assert not outside, (f"prompt {row}: ids {outside} were drawn, but they are not among the top_k = {top_k} "
+                             "logits: keep only the top_k logits (mask the others with -inf) before the softmax")
+        frequencies = torch.bincount(drawn, minlength=len(wanted)).double() / len(drawn)
+        allowed = 5 * (wanted * (1 - wanted) / len(drawn)).sqrt() + 1e-9
+        worst = int(((frequencies - wanted).abs() / allowed).argmax())
+        assert abs(frequencies[worst] - wanted[worst]) <= allowed[worst], (
+            f"prompt {row}: id {worst} was drawn {float(frequencies[worst]):.1%} of {len(drawn)} times, where "
+            f"softmax(logits / temperature) over the top_k logits gives it {float(wanted[worst]):.1%}: divide the "
+            "logits by the temperature, keep the top_k largest, then sample from their softmax")
 
 
 @graded(points=1, timeout=RECORDING_TIMEOUT, covers=GPT_COVERS, builds_on=["masking", "positions"])
