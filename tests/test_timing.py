@@ -41,6 +41,19 @@ MODULE = textwrap.dedent("""
         print(" ".join(["chatty"] * n), flush=True)
         time.sleep(seconds)
         return n
+
+    def spin(seconds, in_child=False):  # use seconds of CPU time, here or in a child this process waits for
+        import os
+        pid = os.fork() if in_child else 0
+        if pid:
+            os.waitpid(pid, 0)
+            return seconds
+        end = time.process_time() + seconds
+        while time.process_time() < end:
+            pass
+        if in_child:
+            os._exit(0)
+        return seconds
 """)
 
 
@@ -63,6 +76,28 @@ def worker():
 def test_time_is_the_parents_clock(worker):
     seconds, _, _ = worker.measured.sleep.measure((0.3,))
     assert 0.3 <= seconds < 2.0
+
+
+def test_a_cpu_budget_stops_the_call_that_uses_it_up_and_counts_no_waiting(worker):
+    """The budget is the worker's CPU time (every thread, and the children it waited for), shared by the calls of the
+    block: time spent waiting, as when other work shares the cores, is not counted."""
+    from autograder.grading.proxy import StudentTimeout
+
+    with worker.cpu_budget(2.0):
+        assert worker.measured.sleep(2.5) is None  # longer than the budget by the wall clock, and no CPU time
+        assert worker.measured.spin(0.5) == 0.5
+        with pytest.raises(StudentTimeout, match=r"once your code had used 2 s of CPU time \(all its threads and "):
+            worker.measured.spin(30)
+        with pytest.raises(StudentTimeout, match="used 2 s of CPU time"):  # nothing is left for the next call
+            worker.measured.spin(0.5)
+    assert worker.cpu_left is None and worker.measured.spin(0.5) == 0.5  # outside the block, no budget
+
+
+def test_a_cpu_budget_counts_the_processes_the_code_starts(worker):
+    from autograder.grading.proxy import StudentTimeout
+
+    with worker.cpu_budget(1.0), pytest.raises(StudentTimeout, match="used 1 s of CPU time"):
+        worker.measured.spin(30, in_child=True)
 
 
 def test_peak_memory_is_read_from_outside_the_worker(worker):
