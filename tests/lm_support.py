@@ -96,7 +96,8 @@ def hogs_after_calibration(count: int, seconds: float | None = None) -> Iterator
 
     def measure_then_load(*args):
         measured = measure(*args)
-        hogs.extend(subprocess.Popen([sys.executable, "-c", spin]) for _ in range(count))
+        # each in a session of its own: with the kernel's autogroups, hogs of one session would weigh as one process
+        hogs.extend(subprocess.Popen([sys.executable, "-c", spin], start_new_session=True) for _ in range(count))
         return measured
 
     gates.calibration_seconds = measure_then_load
