@@ -9,7 +9,6 @@ import pytest
 
 from autograder import course
 from autograder.suites.lm import gates
-from autograder.suites.lm.hidden import test_retraining
 from autograder.suites.lm.world import SIZES
 
 GATES = gates.Gates(cloze_min=0.6, scratch_train_acc_min=0.4, pretrain_loss_max=0.5)
@@ -84,11 +83,11 @@ def test_the_committed_gates_follow_from_the_committed_sweep():
     assert gates.load().gates.cloze_min > max(r["majority_em"] for r in data["sweep"])
     assert data["budget"]["calibration_s"] == min(r["calibration_s"] for r in data["sweep"])
     for stage in ("pretrain", "finetune", "scratch"):
-        assert data["budget"][f"reference_{stage}_s"] >= max(r[f"{stage}_s"] for r in data["sweep"]) - 0.05
+        assert data["budget"][f"reference_{stage}_cpu_s"] >= max(r[f"{stage}_cpu_s"] for r in data["sweep"]) - 0.05
     lm = course.load("lm")
-    training = gates.MAX_SLOWDOWN * gates.load().budget.training  # on the slowest machine the budgets stretch to
-    assert training + test_retraining.SLACK_SECONDS < 0.75 * lm.submission_timeout, "room for every other test"
-    assert training * lm.limits.threads < lm.limits.cpu_seconds, "the worker's CPU-time limit allows the budget"
+    slowest = gates.load().budget.scaled(gates.MAX_SLOWDOWN)  # on the slowest machine the budgets stretch to
+    assert slowest.deadline < 0.75 * lm.submission_timeout, "room for every other test"
+    assert slowest.training < lm.limits.cpu_seconds, "the worker's CPU-time limit allows the budget"
 
 
 BUDGET = gates.Budget(pretrain=300, finetune=60, scratch=60, reference_pretrain=120, reference_finetune=1,
@@ -107,6 +106,7 @@ def test_budgets_stretch_on_a_slower_machine(measured, slowdown):
     assert scaled.pretrain == pytest.approx(300 * slowdown)
     assert scaled.reference_pretrain == pytest.approx(120 * slowdown)
     assert scaled.training == pytest.approx(420 * slowdown)
+    assert scaled.deadline == pytest.approx(gates.WALL_FACTOR * 420 * slowdown + gates.SLACK_SECONDS)
 
 
 def test_calibration_times_the_reference_training_step():

@@ -1,24 +1,19 @@
 """The lm retraining test believes nothing the student's process says: forged training earns nothing, and forged
 weights get a clear failure. Each submission is the reference with its training replaced, graded by the hidden
-retraining test alone (its training takes no time, so neither does grading it)."""
+retraining test alone (its training takes no time, so neither does grading it); and the reference itself keeps full
+marks when the machine gets oversubscribed after the grader measured it (the budgets count CPU time)."""
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-import textwrap
-import time
-from pathlib import Path
+import os
 from types import SimpleNamespace
 
 import pytest
 import torch
 from catalogue import load
-from lm_support import LM, reference
+from lm_support import reference, retrain
 
 from autograder.grading import Parts, StudentCodeFailure
-from autograder.grading.proxy import Student
-from autograder.sandbox.isolation import Isolation
 from autograder.suites.lm import evaluation, gates
 from autograder.suites.lm.hidden import test_retraining
 
@@ -28,26 +23,6 @@ from autograder.suites.lm.hidden import test_retraining
 # finetuning from scratch.
 ATTACKS = {case.name: case.code for case in load() if case.assignment == "lm"}
 MEMORISES, FORGES_WEIGHTS = ATTACKS["memorise_instead_of_training"], ATTACKS["forge_weights"]
-
-
-def retrain(run_py_tail: str) -> Parts:
-    """The hidden retraining test's parts for the reference with ``run_py_tail`` appended to its run.py."""
-    folder = Path(tempfile.mkdtemp(prefix="autograder-retraining-"))
-    submission = folder / "submission"
-    submission.mkdir()
-    for module in LM.modules:
-        shutil.copy(LM.solution_dir / f"{module['name']}.py", submission)
-    with open(submission / "run.py", "a") as handle:
-        handle.write(textwrap.dedent(run_py_tail))
-    student = Student(submission, LM.modules, LM.limits, Isolation.detect(), LM.forbidden)
-    student.deadline = time.monotonic() + 300
-    parts = Parts()
-    try:
-        test_retraining.test_retraining(student, reference(), parts, seed=7)
-    finally:
-        student.close()
-        shutil.rmtree(folder, ignore_errors=True)
-    return parts
 
 
 @pytest.fixture
@@ -80,6 +55,18 @@ def test_forged_weights_fail_clearly():
            "cannot be graded: tok_emb.weight holds NaN or infinite values" in details
     assert "Finetuning without pretraining failed: the trained model's weights cannot be graded: head.weight is a " \
            "torch.float32 tensor of shape (" in details
+
+
+def test_the_reference_keeps_full_marks_when_load_arrives_after_the_calibration(monkeypatch):
+    """The reference's retraining on a secret world, with twice as many CPU hogs as cores started right after the
+    grader's calibration step, for 30 s (bench/oversubscribed.py keeps them to the end, ten times over). The budgets
+    count the worker's CPU time, which the hogs do not add to, so the reference keeps 6/6; with the budgets in
+    wall-clock time, set from the calibration, such load cost it the finetune-only part. The one real retraining of
+    the tests: about a minute of 2 cores, and 30 s of the hogs'."""
+    monkeypatch.setenv("OMP_WAIT_POLICY", "PASSIVE")  # as every grading's runners and workers (batch/runners.py)
+    parts = retrain(seed=11, hogs=2 * (os.cpu_count() or 1), hog_seconds=30)
+    assert failures(parts) == [] and not parts.grader_errors, failures(parts) + parts.grader_errors
+    assert [weight for _, weight, _ in parts.results] == [3, 1, 2]
 
 
 @pytest.fixture(scope="module")

@@ -41,6 +41,19 @@ MODULE = textwrap.dedent("""
         print(" ".join(["chatty"] * n), flush=True)
         time.sleep(seconds)
         return n
+
+    def spin(seconds, in_child=False):  # use seconds of CPU time, here or in a child this process waits for
+        import os
+        pid = os.fork() if in_child else 0
+        if pid:
+            os.waitpid(pid, 0)
+            return seconds
+        end = time.process_time() + seconds
+        while time.process_time() < end:
+            pass
+        if in_child:
+            os._exit(0)
+        return seconds
 """)
 
 
@@ -63,6 +76,28 @@ def worker():
 def test_time_is_the_parents_clock(worker):
     seconds, _, _ = worker.measured.sleep.measure((0.3,))
     assert 0.3 <= seconds < 2.0
+
+
+def test_a_cpu_budget_stops_the_call_that_uses_it_up_and_counts_no_waiting(worker):
+    """The budget is the worker's CPU time (every thread, and the children it waited for), shared by the calls of the
+    block: time spent waiting, as when other work shares the cores, is not counted."""
+    from autograder.grading.proxy import StudentTimeout
+
+    with worker.cpu_budget(2.0):
+        assert worker.measured.sleep(2.5) is None  # longer than the budget by the wall clock, and no CPU time
+        assert worker.measured.spin(0.5) == 0.5
+        with pytest.raises(StudentTimeout, match=r"once your code had used 2 s of CPU time \(all its threads and "):
+            worker.measured.spin(30)
+        with pytest.raises(StudentTimeout, match="used 2 s of CPU time"):  # nothing is left for the next call
+            worker.measured.spin(0.5)
+    assert worker.cpu_left is None and worker.measured.spin(0.5) == 0.5  # outside the block, no budget
+
+
+def test_a_cpu_budget_counts_the_processes_the_code_starts(worker):
+    from autograder.grading.proxy import StudentTimeout
+
+    with worker.cpu_budget(1.0), pytest.raises(StudentTimeout, match="used 1 s of CPU time"):
+        worker.measured.spin(30, in_child=True)
 
 
 def test_peak_memory_is_read_from_outside_the_worker(worker):
@@ -201,13 +236,14 @@ def test_memory_is_judged_with_slack_for_tiny_references_and_skipped_when_unknow
     timing.check(_comparison(10, 10, None, 40), max_memory_ratio=4)
 
 
-def test_side_by_side_gradings_wait_passively(tmp_path, monkeypatch):
-    """Runners that share the cores get OMP_WAIT_POLICY=PASSIVE and pass it to their workers; a lone one does not."""
+def test_gradings_wait_passively(tmp_path, monkeypatch):
+    """Runners get OMP_WAIT_POLICY=PASSIVE, side by side or alone, and pass it to their workers: the lm retraining's
+    budgets count CPU time, and a spinning thread's is not work."""
     monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
-    for side_by_side, expected in ((True, "PASSIVE"), (False, None)):
+    for side_by_side in (True, False):
         runners = Runners(Isolation.detect(), side_by_side=side_by_side)
         runners.scratch = tmp_path
-        assert runners.environment().get("OMP_WAIT_POLICY") == expected
+        assert runners.environment().get("OMP_WAIT_POLICY") == "PASSIVE"
 
     monkeypatch.setenv("OMP_WAIT_POLICY", "PASSIVE")
     folder = Path(tempfile.mkdtemp(prefix="autograder-measured-"))  # the sandbox's uid cannot reach tmp_path

@@ -7,9 +7,9 @@ apply the same sandbox). No shared file system is assumed: the submission travel
 (``submission.pack``) and every file the grading wrote comes back as data; the driver writes ``results/``, the
 gradebook and the summary as the local engine does (``write_batch``), with the same progress bar.
 
-A batch of more than one submission grades with ``OMP_WAIT_POLICY=PASSIVE``, as the local engine does side by side
-(``autograder.batch``): on a node shared with other gradings and Ray's own processes, OpenMP threads that spin while
-they wait made an lm grading several times slower, even alone on its node.
+Every grading runs with ``OMP_WAIT_POLICY=PASSIVE``, as on the local engine (``autograder.batch.runners``): on a node
+shared with other gradings and Ray's own processes, OpenMP threads that spin while they wait made an lm grading
+several times slower, even alone on its node.
 
 Resources are declared per task: the assignment's thread count as CPUs, its worker's memory limit as memory (so that
 a node never runs more gradings than its memory holds), and one GPU for an assignment whose GPU tests (``gpu_tags`` in

@@ -2,10 +2,13 @@
 whatever happened; SIGINT or SIGTERM stops every runner (they stop their workers). Runners are forked by a warm zygote
 per kind of grading (``autograder.batch.zygote``; ``ZYGOTES`` here, stopped by ``close_zygotes``).
 
-Gradings that run side by side get ``OMP_WAIT_POLICY=PASSIVE`` (runner and workers): by default OpenMP's threads spin
-while they wait, and two gradings' spinning threads on the same cores slow each other down many times over. A lone
-grading keeps the default, under which the lm reference trains faster (bench/throughput.py) and with which the lm
-retraining budget was measured."""
+Every grading gets ``OMP_WAIT_POLICY=PASSIVE`` (runner and workers): by default OpenMP's threads spin while they wait,
+and two gradings' spinning threads on the same cores slow each other down many times over. A lone grading did keep
+the default, under which the lm reference trains faster on an idle machine (bench/throughput.py), until the lm
+retraining's budgets became CPU time (issue 42): a spinning thread's CPU time is not work, and grows with whatever else
+loads the machine. Measured 2026-11-28, load average 41: a 2-thread reference pretraining whose single-thread work is
+67 CPU-s had used 126 CPU-s on its main thread and 122 on its OpenMP thread before it finished, each waiting at every
+operation for the other to be scheduled. Waiting passively, a thread's CPU time is its work."""
 
 from __future__ import annotations
 
@@ -60,8 +63,7 @@ class Runners:
         env["TMPDIR"] = str(self.scratch)
         env.update(harness_path(env))
         env.update(self.isolation.environment())  # the runners need not probe again
-        if self.side_by_side:
-            env["OMP_WAIT_POLICY"] = "PASSIVE"
+        env["OMP_WAIT_POLICY"] = "PASSIVE"
         return env
 
     def zygote(self) -> forking.Zygote | None:

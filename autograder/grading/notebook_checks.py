@@ -21,6 +21,7 @@ import importlib
 import io
 import json
 import os
+import time
 from types import ModuleType
 from typing import Any
 
@@ -50,12 +51,16 @@ class InProcess:
         self.worker.modules = dict(modules)
         self.pid = os.getpid()
 
-    def request(self, header: dict, blobs: list[bytes], deadline: float,
-                max_bytes: int | None = None) -> tuple[dict, list[bytes]]:
+    def request(self, header: dict, blobs: list[bytes], deadline: float, max_bytes: int | None = None,
+                cpu_limit: float | None = None) -> tuple[dict, list[bytes]]:
         """One request, encoded as it would travel to a worker (JSON and ``.npy`` bytes) and answered here (the
         student's own kernel: nothing to bound)."""
         reply, reply_blobs = self.worker.handle(json.loads(json.dumps(header)), blobs)
         return json.loads(json.dumps(reply)), reply_blobs
+
+    def cpu_seconds(self) -> float:
+        """This process's CPU time (the kernel's: what the notebook's code runs on)."""
+        return time.process_time()
 
     def close(self) -> None:
         """Nothing to stop: the modules are the notebook's."""

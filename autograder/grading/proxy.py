@@ -15,11 +15,13 @@ same message instead of waiting for its own timeout.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -27,7 +29,7 @@ from autograder import protocol, sinks
 from autograder.sandbox.capture import OutputCapture
 from autograder.sandbox.config import Limits
 from autograder.sandbox.isolation import Isolation
-from autograder.sandbox.process import Sandbox, SandboxError, WorkerDied
+from autograder.sandbox.process import OverCpuTime, Sandbox, SandboxError, WorkerDied
 
 DEFAULT_CALL_SECONDS = 60.0
 # How large a reply may be: what the question can need. The grader asks before it knows the reference's answer (a
@@ -113,8 +115,10 @@ class Channel(Protocol):
     @property
     def pid(self) -> int | None: ...
 
-    def request(self, header: dict, blobs: list[bytes], deadline: float,
-                max_bytes: int | None = None) -> tuple[dict, list[bytes]]: ...
+    def request(self, header: dict, blobs: list[bytes], deadline: float, max_bytes: int | None = None,
+                cpu_limit: float | None = None) -> tuple[dict, list[bytes]]: ...
+
+    def cpu_seconds(self) -> float: ...
 
     def close(self) -> None: ...
 
@@ -141,6 +145,8 @@ class Student:
         self.seconds = {"starting": 0.0, "loading": 0.0, "calls": 0.0}  # starting workers, importing the code, calls
         self.deadline: float | None = None
         self.time_limit: float | None = None
+        self.cpu_left: float | None = None  # CPU seconds the calls may still use (``cpu_budget``); None: unbounded
+        self._cpu_budget = 0.0
         self.load_seconds = load_seconds
         self.load_warnings: list[str] = []
         self.device: str | None = None
@@ -238,6 +244,18 @@ class Student:
         if self.deadline is not None:
             self.deadline += seconds
 
+    @contextlib.contextmanager
+    def cpu_budget(self, seconds: float) -> Iterator[None]:
+        """Calls inside the block may use ``seconds`` of CPU time together (the worker's processes: every thread, and
+        the children they waited for; ``Sandbox.cpu_seconds``). The call that goes past it is stopped and raises a
+        ``StudentTimeout`` that says so. Unlike the wall-clock deadline, the budget does not shrink when other work
+        shares the machine's cores."""
+        self.cpu_left, self._cpu_budget = seconds, seconds
+        try:
+            yield
+        finally:
+            self.cpu_left = None
+
     def output_mark(self) -> tuple[int, int]:
         """Where the output stands now: (generation, bytes) of the running worker, or (the next generation, -1)."""
         if self._channel is None or self._generation not in self._captures:
@@ -277,9 +295,20 @@ class Student:
             header["grad_output"] = protocol.encode(grad_output, blobs, self._handle_node)
         limit = max(REPLY_FLOOR, REPLY_FACTOR * sum(len(blob) for blob in blobs))
         started = time.monotonic()
+        cpu_base = None if self.cpu_left is None else channel.cpu_seconds()
         try:
-            reply, reply_blobs = channel.request(header, blobs, self._deadline(), max_bytes=limit)
+            reply, reply_blobs = channel.request(header, blobs, self._deadline(), max_bytes=limit,
+                                                 cpu_limit=None if cpu_base is None else cpu_base + self.cpu_left)
             self.seconds["calls"] += time.monotonic() - started
+            if cpu_base is not None:
+                self.cpu_left = max(0.0, self.cpu_left - (channel.cpu_seconds() - cpu_base))
+        except OverCpuTime:
+            self.cpu_left = 0.0
+            self._stops.append(f"{label} used up its CPU time")
+            raise StudentTimeout(
+                f"{label} was stopped once your code had used {self._cpu_budget:.0f} s of CPU time (all its "
+                f"threads and processes together, after {time.monotonic() - started:.0f} s of wall-clock time), the "
+                "most it may use here.") from None
         except protocol.ReadTimeout:
             waited = time.monotonic() - started
             limit = f"the test's time limit of {self.time_limit:g} s" if self.time_limit else "the time limit"

@@ -13,12 +13,18 @@ dies with the grading process (a parent-death signal).
 Without Linux's layers (``Isolation.portable``: macOS, or ``check`` under ``AUTOGRADER_LINUX=0``) a worker is always a
 new interpreter (warm starts fork a zygote, which takes pidfds and ``/proc``), its memory is watched from outside
 (``autograder.sandbox.memorywatch``), stopping it kills the processes it started by name (psutil) before it, for no
-subreaper collects them, and a worker that dies is seen when its pipe closes (no pidfd)."""
+subreaper collects them, and a worker that dies is seen when its pipe closes (no pidfd).
+
+A request may also carry a CPU-time limit (``cpu_limit``): the worker's processes together (``cpu_seconds``: every
+thread, and the children they have waited for) may use that much CPU time, and the worker is stopped once they have
+(``OverCpuTime``). Wall-clock deadlines depend on whatever else the machine runs; a CPU-time limit does not, so a budget
+that decides points is a CPU-time one (the lm retraining's), and the deadline beside it only a generous safety net."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -38,6 +44,7 @@ if TYPE_CHECKING:
     from autograder.sandbox.isolation import Isolation
 
 START_SECONDS = 120.0  # for the worker to confine itself and import torch (seconds on an idle machine)
+CPU_POLL_SECONDS = 0.25  # how often a request with a CPU-time limit reads the worker's CPU time
 
 
 @dataclass
@@ -66,6 +73,10 @@ class WorkerDied(Exception):
             return f"the process running your code died from {name}: {hints.get(name, 'it crashed')}"
         return (f"the process running your code exited with status {code} "
                 "(sys.exit or os._exit in your code? graded code must return, not exit)")
+
+
+class OverCpuTime(protocol.ReadTimeout):
+    """The worker's processes used the CPU time a request allowed (``Sandbox.request``'s ``cpu_limit``)."""
 
 
 class SandboxError(Exception):
@@ -258,16 +269,31 @@ class Sandbox:
         """The worker's pid as this process sees it (the confined process, where it forked into a namespace)."""
         return self.worker_pid or (self.process.pid if self.process else None)
 
-    def request(self, header: dict, blobs: list[bytes], deadline: float,
-                max_bytes: int | None = None) -> tuple[dict, list[bytes]]:
-        """Send one request and wait for its reply, of at most ``max_bytes`` (by default the worker's memory),
-        until ``deadline`` (monotonic seconds).
+    def cpu_seconds(self) -> float:
+        """The CPU time (user and system) the worker's processes have used: every thread of each, and the children
+        each has waited for; a process that has ended and not been waited for is not counted."""
+        import psutil
 
-        Raises ``protocol.ReadTimeout`` (the worker is killed first), ``WorkerDied`` or ``protocol.ProtocolError``
-        (``TooLarge``: the reply is over ``max_bytes``; the worker is killed, its reply unread).
+        total = 0.0
+        for pid in self._processes():
+            with contextlib.suppress(psutil.Error):
+                times = psutil.Process(pid).cpu_times()
+                total += times.user + times.system + times.children_user + times.children_system
+        return total
+
+    def request(self, header: dict, blobs: list[bytes], deadline: float, max_bytes: int | None = None,
+                cpu_limit: float | None = None) -> tuple[dict, list[bytes]]:
+        """Send one request and wait for its reply, of at most ``max_bytes`` (by default the worker's memory),
+        until ``deadline`` (monotonic seconds), and while ``cpu_seconds`` stays within ``cpu_limit``.
+
+        Raises ``protocol.ReadTimeout`` (the worker is killed first; ``OverCpuTime`` past ``cpu_limit``),
+        ``WorkerDied`` or ``protocol.ProtocolError`` (``TooLarge``: the reply is over ``max_bytes``; the worker is
+        killed, its reply unread).
         """
         try:
             protocol.write_frame(self._requests, header, blobs)
+            if cpu_limit is not None:
+                self._await_reply(deadline, cpu_limit)
             reply, reply_blobs = protocol.read_frame(self._replies, deadline,
                                                      max_bytes=max_bytes or self.limits.memory_mb << 20,
                                                      watch=None if self._exited < 0 else self._exited)
@@ -298,6 +324,16 @@ class Sandbox:
         if self.group is not None:
             return self.group.oom_kills() > 0 and not self.group.hit_own_limit()
         return cgroups.container_kills() > self._container_kills_before
+
+    def _await_reply(self, deadline: float, cpu_limit: float) -> None:
+        """Wait until the reply begins, the worker exits or ``deadline`` passes (then ``read_frame`` says which),
+        reading the worker's CPU time every CPU_POLL_SECONDS: past ``cpu_limit``, ``OverCpuTime``."""
+        ready = [self._replies] if self._exited < 0 else [self._replies, self._exited]
+        while (remaining := deadline - time.monotonic()) > 0:
+            if select.select(ready, [], [], min(remaining, CPU_POLL_SECONDS))[0]:
+                return
+            if self.cpu_seconds() > cpu_limit:
+                raise OverCpuTime()
 
     def _cause(self) -> str:
         """Why the worker died, where the grader knows: its control group's memory, or the disk watch."""

@@ -27,6 +27,7 @@ from pathlib import Path
 import torch
 
 from autograder import course
+from autograder.suites.lm import evaluation
 
 THRESHOLDS = Path(__file__).with_name("assignment.toml")  # its [retraining] tables
 
@@ -41,17 +42,21 @@ class Gates:
 
 
 # A grading machine up to MAX_SLOWDOWN times slower than the sweep's (by ``calibration_seconds``) gets its budgets
-# stretched to match; the retraining test's timeout is the stretched budgets plus SLACK_SECONDS ([retraining.budget]).
+# stretched to match; the retraining's wall-clock safety net is WALL_FACTOR times the stretched CPU budgets plus
+# SLACK_SECONDS ([retraining.budget]).
 _BUDGET = course.read_toml(THRESHOLDS)["retraining"]["budget"]
 MAX_SLOWDOWN: float = _BUDGET["max_slowdown"]
 SLACK_SECONDS: float = _BUDGET["slack_s"]
+WALL_FACTOR: float = _BUDGET["wall_factor"]
 CALIBRATION_VOCAB, CALIBRATION_ROUNDS = 64, 5
 
 
 @dataclass(frozen=True)
 class Budget:
-    """Wall-clock seconds each stage may train (the trainer's max_seconds), the reference's own times, and the
-    calibration step's time (``calibration_seconds``), all as measured with the sweep."""
+    """CPU seconds each stage may use (the worker's processes together, every thread: ``Student.cpu_budget``), the
+    reference's own CPU seconds, and the calibration step's (``calibration_seconds``), all as measured with the
+    sweep. CPU time, not the wall clock: other work on the machine stretches the wall clock, not the CPU time a
+    training needs, so a busy grading machine cannot make a correct submission run out of its budget."""
 
     pretrain: float
     finetune: float
@@ -75,6 +80,13 @@ class Budget:
         """All three stages' budgets."""
         return self.pretrain + self.finetune + self.scratch
 
+    @property
+    def deadline(self) -> float:
+        """The retraining's wall-clock safety net, in seconds: WALL_FACTOR times all the stages' CPU budgets plus
+        SLACK_SECONDS. Only the CPU budgets decide points; this stops a submission that waits without computing, and
+        leaves room for a machine whose cores other work shares or that grants the worker half a core."""
+        return WALL_FACTOR * self.training + SLACK_SECONDS
+
 
 @dataclass(frozen=True)
 class Thresholds:
@@ -96,29 +108,31 @@ class Verdict:
 
 
 def load(path: Path = THRESHOLDS) -> Thresholds:
-    """[retraining] of the lm assignment.toml: a stage may train ``factor`` times the reference's time, and never less
-    than ``minimum_s``."""
+    """[retraining] of the lm assignment.toml: a stage may use ``factor`` times the reference's CPU time, and never
+    less than ``minimum_cpu_s``."""
     data = course.read_toml(path)["retraining"]
     world, gates, budget = data["world"], data["gates"], data["budget"]
 
     def allowed(stage: str) -> float:
-        return max(budget["factor"] * budget[f"reference_{stage}_s"], budget["minimum_s"])
+        return max(budget["factor"] * budget[f"reference_{stage}_cpu_s"], budget["minimum_cpu_s"])
 
     return Thresholds(size=world["size"], preset=world["preset"], variant=world["variant"],
                       gates=Gates(gates["cloze_min"], gates["scratch_train_acc_min"], gates["pretrain_loss_max"]),
                       budget=Budget(pretrain=allowed("pretrain"), finetune=allowed("finetune"),
                                     scratch=allowed("scratch"),
-                                    reference_pretrain=budget["reference_pretrain_s"],
-                                    reference_finetune=budget["reference_finetune_s"],
-                                    reference_scratch=budget["reference_scratch_s"],
+                                    reference_pretrain=budget["reference_pretrain_cpu_s"],
+                                    reference_finetune=budget["reference_finetune_cpu_s"],
+                                    reference_scratch=budget["reference_scratch_cpu_s"],
                                     calibration=budget["calibration_s"]))
 
 
 def calibration_seconds(impl, preset: str, variant: str) -> float:
-    """The fastest of CALIBRATION_ROUNDS training steps of ``impl`` (the reference) on one batch of the preset's
-    shape, on the CPU after a warm-up step. Measured with the sweep and again by the grader, in the same way: it
-    tells how much slower the grading machine is at the retraining's work (another CPU, its vector kernels), so the
-    budgets, measured on one machine, hold on another. The fastest round: load from elsewhere only adds time."""
+    """The CPU time of the fastest of CALIBRATION_ROUNDS training steps of ``impl`` (the reference) on one batch of
+    the preset's shape, on one thread of the CPU after a warm-up step. Measured with the sweep and again by the grader,
+    in the same way: it tells how much slower the grading machine's CPU is at the retraining's work (another CPU, its
+    vector kernels), so the budgets, measured on one machine, hold on another. The thread's CPU time, on one thread:
+    other work sharing the cores takes turns with it, which the wall clock counts and the thread's CPU time does not
+    (the wall clock, measured once before training, read a machine that other work loaded later as a fast one)."""
     shape = impl.run.get_preset(preset)
     model = impl.run.build_model(variant, CALIBRATION_VOCAB, preset, seed=0)
     config = impl.run.pretrain_config(preset, 1, device="cpu", progress=False)
@@ -126,10 +140,11 @@ def calibration_seconds(impl, preset: str, variant: str) -> float:
     generator = torch.Generator().manual_seed(0)
     x, y = torch.randint(2, CALIBRATION_VOCAB, (2, shape.pretrain_batch_size, shape.block_size), generator=generator)
     seconds = []
-    for _ in range(CALIBRATION_ROUNDS + 1):
-        started = time.perf_counter()
-        trainer.step(x, y)
-        seconds.append(time.perf_counter() - started)
+    with evaluation.one_thread():
+        for _ in range(CALIBRATION_ROUNDS + 1):
+            started = time.thread_time()
+            trainer.step(x, y)
+            seconds.append(time.thread_time() - started)
     return min(seconds[1:])
 
 

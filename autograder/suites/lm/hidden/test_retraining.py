@@ -1,4 +1,4 @@
-"""Hidden: the student's own trainer retrained on a secret world, within a time budget (minutes on a CPU), and
+"""Hidden: the student's own trainer retrained on a secret world, within a budget of CPU time (a minute on a CPU), and
 graded by trusted code.
 
 The world is generated here from the suite's hidden seed and never written to files: the worker gets the biographies
@@ -12,11 +12,15 @@ pretraining, held-out exact match after finetuning, and the answers of the model
 finetuning questions. The cloze probe's and the held-out questions are people the student's finetuning never saw;
 the finetune-only gate is about fitting the finetuning people themselves (finetuned from scratch, a model stays at
 the majority baseline on anyone else), and weights can only answer them by having learnt them. The summaries are
-read for one thing only: the note that a stage was stopped by its time budget. Answers are scored with
-autograder.suites.lm.birthplaces. Each training stage gets max_seconds from [retraining.budget] (a multiple of the
-reference's time on the sweep's machine), stretched on a slower grading machine by the reference's calibration step
-timed here (gates.calibration_seconds), and the calls' deadline covers their sum (the grader's own evaluation is not
-charged to it); the gates and parts are in ../gates.py.
+not read at all. Answers are scored with autograder.suites.lm.birthplaces.
+
+Each training stage may use a budget of CPU time from [retraining.budget] (a multiple of the reference's CPU time on
+the sweep's machine, counted over all the worker's threads and processes: ``Student.cpu_budget``), stretched on a
+slower CPU by the reference's calibration step timed here in CPU time (gates.calibration_seconds); a stage that uses
+its budget up is stopped and scores nothing. CPU time, not the wall clock: when the wall clock decided, a correct
+submission graded on a machine that other work loaded after the calibration ran out of its budgets and lost points.
+The calls' wall-clock deadline (``Budget.deadline``) is only a generous safety net, and the grader's own evaluation is
+not charged to it; the gates and parts are in ../gates.py.
 """
 
 import contextlib
@@ -30,26 +34,18 @@ from autograder.suites.lm import evaluation, gates
 from autograder.suites.lm.world import SIZES, World, generate_world
 
 THRESHOLDS = gates.load()
-SLACK_SECONDS = gates.SLACK_SECONDS  # beyond the training budgets ([retraining.budget] in the lm assignment.toml)
 COVERS = ["build_model", "pretrain_config", "finetune_config", "predict", "Trainer.step", "GPT", "GPT.generate",
           "CharCorruptionDataset", "NameDataset", "learning_rate", "configure_optimizer"]
 
 
-def training_note(stage: str, summary, budget: float, reference: float) -> str:
-    """A line about a training stage that the time budget stopped (empty when it finished)."""
-    if not isinstance(summary, dict) or summary.get("stopped") != "time budget":
-        return ""
-    return (f"Your {stage} was stopped by its time budget of {budget:.0f} s after {summary.get('epochs')} epoch(s); "
-            f"the reference finishes all its epochs in about {reference:.0f} s. Speed up your training step "
-            "(see the runtime test) so that training completes.")
-
-
 def timing_note(budget: gates.Budget) -> str:
-    factor = budget.pretrain / budget.reference_pretrain
-    return (f"For scale: the reference pretrains in about {budget.reference_pretrain:.0f} s, finetunes in "
-            f"{budget.reference_finetune:.0f} s and finetunes from scratch in {budget.reference_scratch:.0f} s on "
-            f"this grading machine; each stage may train {factor:g}x that long (at least a minute) before it is "
-            "stopped.")
+    """What each stage may use, in the CPU time the budgets count."""
+    return (f"For scale, in CPU time (all your code's threads and processes together, which does not depend on what "
+            f"else the grading machine runs): the reference pretrains in about {budget.reference_pretrain:.0f} "
+            f"CPU-seconds, finetunes in {budget.reference_finetune:.0f} and finetunes from scratch in "
+            f"{budget.reference_scratch:.0f} on this grading machine; a stage may use {budget.pretrain:.0f}, "
+            f"{budget.finetune:.0f} and {budget.scratch:.0f} CPU-seconds respectively before it is stopped. Speed up "
+            "your training step (see the runtime test) if a stage ran out.")
 
 
 @dataclass
@@ -91,18 +87,17 @@ class Retraining:
     def pretrained(self) -> None:
         """Pretraining, the cloze probe, finetuning and held-out predictions"""
         run, world, preset = self.student.run, self.world, THRESHOLDS.preset
-        model = run.build_model(THRESHOLDS.variant, self.size, preset, seed=self.seed)
-        summary = run.pretrain(model, self.corpus, preset, seed=self.seed, max_seconds=self.budget.pretrain,
-                               progress=False)
-        self.notes.append(training_note("pretraining", summary, self.budget.pretrain, self.budget.reference_pretrain))
+        with self.student.cpu_budget(self.budget.pretrain):
+            model = run.build_model(THRESHOLDS.variant, self.size, preset, seed=self.seed)
+            run.pretrain(model, self.corpus, preset, seed=self.seed, progress=False)
         with self.trained(model) as trained:
             self.figures["pretrain_loss"] = evaluation.pretraining_loss(self.reference, trained, self.corpus, preset,
                                                                         self.seed)
             self.figures["cloze"] = evaluation.cloze(self.reference, trained, self.known,
                                                      world.cloze_items(world.dev))
-        summary = run.finetune(model, self.vocab, world.pairs(world.train), preset, documents=len(world.bios),
-                               pretrained=True, seed=self.seed, max_seconds=self.budget.finetune, progress=False)
-        self.notes.append(training_note("finetuning", summary, self.budget.finetune, self.budget.reference_finetune))
+        with self.student.cpu_budget(self.budget.finetune):
+            run.finetune(model, self.vocab, world.pairs(world.train), preset, documents=len(world.bios),
+                         pretrained=True, seed=self.seed, progress=False)
         with self.trained(model) as trained:
             self.figures["heldout_em"] = evaluation.accuracy(self.reference, trained, self.known,
                                                              world.pairs(world.dev))
@@ -113,11 +108,10 @@ class Retraining:
     def from_scratch(self) -> None:
         """Finetuning without pretraining"""
         run, train = self.student.run, self.world.pairs(self.world.train)
-        model = run.build_model(THRESHOLDS.variant, self.size, THRESHOLDS.preset, seed=self.seed)
-        summary = run.finetune(model, self.vocab, train, THRESHOLDS.preset, documents=len(self.world.bios),
-                               pretrained=False, seed=self.seed, max_seconds=self.budget.scratch, progress=False)
-        self.notes.append(training_note("finetuning from scratch", summary, self.budget.scratch,
-                                        self.budget.reference_scratch))
+        with self.student.cpu_budget(self.budget.scratch):
+            model = run.build_model(THRESHOLDS.variant, self.size, THRESHOLDS.preset, seed=self.seed)
+            run.finetune(model, self.vocab, train, THRESHOLDS.preset, documents=len(self.world.bios),
+                         pretrained=False, seed=self.seed, progress=False)
         with self.trained(model) as trained:
             self.figures["scratch_train_acc"] = evaluation.accuracy(self.reference, trained, self.known, train)
 
@@ -138,21 +132,21 @@ class Retraining:
 
 
 @graded(points=6, tags=["retraining"], covers=COVERS, builds_on=["masking", "positions"],
-        timeout=gates.MAX_SLOWDOWN * THRESHOLDS.budget.training + SLACK_SECONDS)
+        timeout=THRESHOLDS.budget.scaled(gates.MAX_SLOWDOWN).deadline)
 def test_retraining(student, reference, parts, seed):
     """Retraining on a secret world: pretraining stores the facts, finetuning learns them"""
     measured = gates.calibration_seconds(reference, THRESHOLDS.preset, THRESHOLDS.variant)
     slowdown = THRESHOLDS.budget.slowdown(measured)
     budget = THRESHOLDS.budget.scaled(slowdown)
-    student.time_limit = budget.training + SLACK_SECONDS
+    student.time_limit = budget.deadline
     student.deadline = min(student.deadline, time.monotonic() + student.time_limit)
     world = generate_world(f"lm-retraining:{seed}", **SIZES[THRESHOLDS.size])
     corpus = "".join(f"{line}\n" for line in world.bios)
     retraining = Retraining(student, reference, world, corpus, seed, budget)
     if slowdown > 1:
-        retraining.notes.append(f"This grading machine trains {slowdown:.1f}x slower than the one the time budgets "
-                                "were measured on (the reference's training step, timed here), so every budget was "
-                                "stretched as much.")
+        retraining.notes.append(f"This grading machine's CPU trains {slowdown:.1f}x slower than the one the budgets "
+                                "were measured on (the reference's training step, timed here in CPU time), so every "
+                                "budget was stretched as much.")
     retraining.run()
     figures, notes = retraining.figures, retraining.notes
     details = "\n".join(note for note in notes if note)
