@@ -2,11 +2,14 @@
 implementations: a "frequency" function with a base, and a "scale" function of a width, in which each known mistake
 and a look-alike mistake nobody catalogued part ways only on some inputs."""
 
+import importlib.util
 from types import SimpleNamespace
 
 import pytest
 import torch
 
+from autograder import course
+from autograder.grading import mutants, notebook_checks
 from autograder.grading.api import same_value
 from autograder.grading.naming import Confirmation, Probe, checked, probes_of
 from autograder.grading.oracle import Oracle
@@ -125,3 +128,23 @@ def test_probes_of_reads_a_suites_probes_and_refuses_two_alike():
     assert probes_of("autograder.suites.lm") == []
     with pytest.raises(ValueError, match="share a function and label"):
         checked([PROBES[0], PROBES[0]], "toy")
+
+
+def test_a_grading_names_the_mistake_the_probes_confirm_among_look_alikes(tmp_path):
+    """One of round 3's misnamings, through the plugin: queries scaled twice (by the head width) give the scores of a
+    scale by sqrt(d_model) wherever the head width is sqrt(d_model), as in the public test with padding. Both are in
+    the catalogue; the test's output matches both, and the probes (their values recorded in masking's expected.zip)
+    confirm the one it is: without them, neither would be named."""
+    assignment = course.load("masking")
+    catalogue = {m.name: m for m in mutants.catalog(assignment)}
+    mutant, other = catalogue["attention_scaled_twice"], catalogue["scale_by_d_model"]
+    source = mutant.materialize(tmp_path / "masking") / "masking.py"
+    spec = importlib.util.spec_from_file_location("masking", source)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    results = notebook_checks.run(assignment, {"masking": module},
+                                  ("test_4_self_attention.py::test_forward_with_padding_matches_reference",))
+    (test,) = results.tests
+    assert test.score < test.max_score
+    assert test.extra_data.get("mistake") == mutant.description, test.output
+    assert other.description not in test.output
