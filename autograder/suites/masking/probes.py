@@ -7,7 +7,7 @@ implementation of the catalogue when a test would name one. The positions suite 
 
 import torch
 
-from autograder.grading.naming import Probe
+from autograder.grading import Probe
 from autograder.suites.masking import common
 
 

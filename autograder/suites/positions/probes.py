@@ -6,7 +6,7 @@ mistake is derived from the values, never written here: add inputs where a new m
 
 import torch
 
-from autograder.grading.naming import Probe
+from autograder.grading import Probe
 from autograder.suites.masking.probes import PROBES as MASKING_PROBES
 from autograder.suites.positions import common
 
