@@ -3,13 +3,14 @@ implementations: a "frequency" function with a base, and a "scale" function of a
 and a look-alike mistake nobody catalogued part ways only on some inputs."""
 
 import importlib.util
+import time
 from types import SimpleNamespace
 
 import pytest
 import torch
 
 from autograder import course
-from autograder.grading import mutants, notebook_checks
+from autograder.grading import mutants, naming, notebook_checks
 from autograder.grading.api import same_value
 from autograder.grading.naming import Confirmation, Probe, checked, probes_of
 from autograder.grading.oracle import Oracle
@@ -121,6 +122,22 @@ def test_a_student_that_times_out_or_values_that_cannot_be_had_name_nothing():
     replay = Oracle("replay", store=None)  # no recording of the probes: no value, no name
     check, _ = confirmation(KNOWN[0].implementation, oracle=replay)
     assert not check.confirms("base ignored")
+
+
+def test_the_probes_share_one_time_budget_per_grading(monkeypatch):
+    """A student's code that is slow on the probes (they are small) spends the grading's budget once: then nothing
+    more is asked, and nothing more is named."""
+    monkeypatch.setattr(naming, "PROBE_SECONDS", 0.05)
+    check, student = confirmation(KNOWN[0].implementation)
+    fast = student.impl.toy
+
+    def frequencies(*arguments):
+        time.sleep(0.1)
+        return fast.frequencies(*arguments)
+
+    student.impl = SimpleNamespace(toy=SimpleNamespace(frequencies=frequencies, attend=fast.attend))
+    assert not check.confirms("base ignored") and student.calls == 1
+    assert not check.confirms("never scaled") and student.calls == 1
 
 
 def test_probes_of_reads_a_suites_probes_and_refuses_two_alike():

@@ -29,7 +29,8 @@ The reference's and every mistake's values on a probe come from the oracle (``Or
 shared by a batch's gradings), or recorded by ``autograder build`` for a student's ``check`` and replayed; where no
 value can be had (a stale recording) nothing is named. The student's values are asked once per grading, and only for
 a test that would name a mistake. A probe that fails on the student's side for any reason but the student's code
-raising (a timeout, a crash) stops confirmation for the rest of the grading: nothing more is named, at no more cost.
+raising (a timeout, a crash; all the probes' calls share ``PROBE_SECONDS`` per grading) stops confirmation for the
+rest of the grading: nothing more is named, at no more cost.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from typing import Any
 from autograder.grading.oracle import Expected, Oracle
 from autograder.grading.proxy import StudentError
 
-PROBE_SECONDS = 20.0  # for each probe's calls into the student's code (the test's own limit may be spent)
+PROBE_SECONDS = 30.0  # for all the probes' calls into the student's code in one grading (not the tests' limits)
 UNCONFIRMED = ("On this test's inputs your output looks like a known mistake's, but on other inputs the grader tried "
                "it does not, so no mistake is named: the messages above say which values differ.")
 RAISED = object()  # what a probe "returns" on an implementation whose code raised
@@ -92,6 +93,7 @@ class Confirmation:
         self._expected: dict[int, Expected | None] = {}
         self._students: dict[int, Any] = {}
         self._stopped = False
+        self._left = PROBE_SECONDS
         self._chosen: dict[str, list[int] | None] = {}
         self.unprobed: set[str] = set()  # candidates that changed no probe: named on the test alone
 
@@ -173,11 +175,12 @@ class Confirmation:
     def _student_value(self, index: int) -> Any:
         """The student's value on probe ``index`` (``RAISED`` where their code raised; None where it could not be
         had: the confirmation stops)."""
-        if self._stopped:
+        if index not in self._students and (self._stopped or self._left <= 0):
+            self._stopped = True
             return None
         if index not in self._students:
-            deadline = self.student.deadline
-            self.student.deadline = time.monotonic() + PROBE_SECONDS
+            deadline, started = self.student.deadline, time.monotonic()
+            self.student.deadline = started + self._left
             try:
                 self.student.seed(0)  # as the oracle seeds each implementation: a mistake may draw (dropout left on)
                 self._students[index] = self.probes[index].fn(self.student)
@@ -188,4 +191,5 @@ class Confirmation:
                 return None
             finally:
                 self.student.deadline = deadline
+                self._left -= time.monotonic() - started
         return self._students[index]
