@@ -88,6 +88,8 @@ PROBES = [
     Probe("apply_rope", "positions given out of order",
           _rope((3, 4, 6), 12, 62, positions=torch.tensor([7, 0, 3, 11]))),
     Probe("apply_rope", "positions per sequence", _rope((2, 3, 4), 9, 63, positions=torch.tensor([[5], [2]]))),
+    Probe("apply_rope", "float32, far positions (angles in the thousands)",
+          _rope((1, 2, 3, 8), 3000, 67, positions=torch.tensor([2999, 1700, 2500]), dtype=torch.float32)),
     Probe("RotaryCausalSelfAttention", "D 16, 4 heads", _rotary(16, 4, 64)),
     Probe("RotaryCausalSelfAttention", "D 24, 2 heads, base 100", _rotary(24, 2, 65, base=100.0)),
     Probe("RotaryCausalSelfAttention", "D 12, 3 heads, padded", _rotary(12, 3, 66, lengths=[6, 3])),
