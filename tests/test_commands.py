@@ -253,6 +253,25 @@ def test_validate_asks_every_mutant_to_be_named(tmp_path):
         assert all(m.unnamed is None or len(m.unnamed) > 10 for m in catalogue)
 
 
+def test_validate_counts_how_mutants_are_named(tmp_path):
+    """validate's naming line: named as itself (confirmed by the probes, or on a test alone), as another, or not."""
+    from autograder import course
+    from autograder.authoring.validate import _naming
+    from autograder.grading import mutants
+
+    masking = course.load("masking")
+    catalogue = []
+    for name in ("probed", "alone", "misnamed", "silent"):
+        (tmp_path / f"{name}.py").write_text(f'"""Mistake {name}."""\n# target: masking.py\n')
+        catalogue.append(mutants.Mutant(masking, tmp_path / f"{name}.py"))
+    graded = [_results(f"mutant-{m.name}", [(0, 1)]) for m in catalogue]
+    graded[0].tests[0].extra_data = {"mistake": "Mistake probed."}
+    graded[1].tests[0].extra_data = {"mistake": "Mistake alone.", "mistake_unprobed": True}
+    graded[2].tests[0].extra_data = {"mistake": "Mistake probed."}
+    assert _naming(graded, catalogue) == ("naming: 2 of 4 mutants named as themselves (1 confirmed by the probes, 1 on "
+                                          "a test alone), 1 as another mistake, 1 not named")
+
+
 def test_unknown_assignment_is_a_clear_error(caplog):
     assert cli.main(["check", "nonsense", "."]) == 2
     assert re.search(r"known assignments: [\w, ]*\bmasking\b", caplog.text)  # listed among whichever others exist

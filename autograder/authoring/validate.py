@@ -13,9 +13,9 @@ alternative must keep every point, no mutant may escape, and no hidden test's ve
 secret, since a draw that does not exercise what its test checks (one key, where any scaling gives the same weights)
 passes a mistake under one secret only. Those runs skip the runtime tests too (their inputs are fixed shapes, and
 they are the costly ones) and name no mistake (``runner.make_oracle``'s ``verdicts``). It prints the matrix of which
-tests each subject fails; any broken expectation fails validation. It also checks, without grading, that every rule
-the skeleton's docstrings and hints state is observed by a test or marked untestable with a reason
-(``authoring.rules``), and prints the count.
+tests each subject fails and a line that counts how the mutants were named (``_naming``); any broken expectation
+fails validation. It also checks, without grading, that every rule the skeleton's docstrings and hints state is
+observed by a test or marked untestable with a reason (``authoring.rules``), and prints the count.
 
 How many fresh secrets (``fresh_secrets``, ``--fresh-secrets``): two by default, ``validate-fresh-1`` and
 ``validate-fresh-2``; ``make test`` asks for one, within CI's time budget, and a maintainer who changes a hidden draw
@@ -91,6 +91,7 @@ def validate(names: list[str], out: Path, workers: int, engine: str = "local", a
                 problems += _judge_secret(secret, full, results[f"fresh-{number + 1}"])
         print(_matrix(name, full))
         print(spec.summary())
+        print(_naming(full[2:], catalogue))
         for problem in problems:
             console.print(f"[red]FAIL[/red] {name}: {sinks.rich_markup(problem)}")  # it quotes what subjects said
         if not problems:
@@ -223,8 +224,10 @@ def _unnamed(graded: list[Results], catalogue: list[mutants.Mutant]) -> list[str
     """Naming honesty, on the catalogue graded as submissions. Every mutant not marked ``# unnamed:`` must be named in
     its own feedback ("This looks like a known mistake:" with its own description, in some test it fails), so that a
     student who makes that mistake is told which; the grader names a mistake only where the output matches it alone
-    (``api.named_mistake``), so a test whose inputs give two mistakes the same output names neither, and this says
-    which. No mutant may be named as another mistake, anywhere."""
+    (``api.matched_mistakes``) and the suite's probes confirm it (``autograder.grading.naming``), so a test whose inputs
+    give two mistakes the same output names neither unless the probes tell them apart, and this says which. No mutant
+    may be named as another mistake, anywhere: that is the proof that a name is never given to the wrong mistake of
+    the catalogue."""
     problems = []
     for results, mutant in zip(graded, catalogue, strict=True):
         named = {t.extra_data.get("mistake") for t in results.tests} - {None}
@@ -239,6 +242,22 @@ def _unnamed(graded: list[Results], catalogue: list[mutants.Mutant]) -> list[str
             problems.append(f"{results.submission} loses points but its feedback never names it: make a test compare "
                             f"an output that tells it apart (or mark it '# unnamed: WHY'){why}")
     return problems
+
+
+def _naming(graded: list[Results], catalogue: list[mutants.Mutant]) -> str:
+    """How the catalogue's mutants were named in their own gradings: as themselves (confirmed by the suite's probes,
+    or on a test's comparisons alone where no probe shows the mistake: ``autograder.grading.naming``), as another
+    mistake, or not at all."""
+    counts = {"probes": 0, "test": 0, "wrong": 0, "none": 0}
+    for results, mutant in zip(graded, catalogue, strict=True):
+        named = {t.extra_data.get("mistake") for t in results.tests} - {None}
+        unprobed = any(t.extra_data.get("mistake_unprobed") for t in results.tests
+                       if t.extra_data.get("mistake") == mutant.description)
+        counts["wrong" if named - {mutant.description} else "none" if not named else "test" if unprobed
+               else "probes"] += 1
+    return (f"naming: {counts['probes'] + counts['test']} of {len(catalogue)} mutants named as themselves "
+            f"({counts['probes']} confirmed by the probes, {counts['test']} on a test alone), {counts['wrong']} as "
+            f"another mistake, {counts['none']} not named")
 
 
 def _matrix(name: str, full: list[Results]) -> str:

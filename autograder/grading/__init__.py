@@ -2,8 +2,9 @@
 a submission in its own process (``runner``), the pytest plugin that scores a suite (``plugin``), the student proxy
 (``proxy``: remote calls into the sandboxed worker), the reference's expected values (``oracle``), loading trusted
 implementations (``trusted_import``, ``mutants``), the static check of forbidden routines (``staticcheck``), runtime
-and memory (``timing``), a submitted notebook read as data (``answers``) and the in-kernel ``grader.check``
-(``notebook_checks``).
+and memory (``timing``), a submitted notebook read as data (``answers``), the in-kernel ``grader.check``
+(``notebook_checks``) and the experiments that confirm a known mistake before it is named (``naming``: a suite's
+probes are its ``Probe``s).
 
 A suite imports what it needs from ``autograder.grading`` alone (and its assignment's own helpers). This package may
 import ``autograder.sandbox`` and the shared modules at the top of ``autograder``, never ``batch``, ``report``,
@@ -29,10 +30,11 @@ from autograder.grading.api import (
     start_test,
     tolerance,
 )
+from autograder.grading.naming import Probe
 from autograder.grading.oracle import Expected
 from autograder.grading.proxy import RemoteAttr, RemoteObject, Student, StudentCodeFailure, StudentCrashed, StudentError
 
-__all__ = ["FLOAT_TOLERANCE", "Expected", "Parts", "RemoteAttr", "RemoteObject", "Student", "StudentCodeFailure",
-           "StudentCrashed", "StudentError", "assert_close", "assert_rows_sum_to_one", "assert_tensor", "derive_seed",
-           "describe_type", "forward_backward", "graded", "matched_mistakes", "named_mistake", "read", "recognise",
-           "run_check", "start_test", "tolerance"]
+__all__ = ["FLOAT_TOLERANCE", "Expected", "Parts", "Probe", "RemoteAttr", "RemoteObject", "Student",
+           "StudentCodeFailure", "StudentCrashed", "StudentError", "assert_close", "assert_rows_sum_to_one",
+           "assert_tensor", "derive_seed", "describe_type", "forward_backward", "graded", "matched_mistakes",
+           "named_mistake", "read", "recognise", "run_check", "start_test", "tolerance"]

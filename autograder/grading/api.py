@@ -143,6 +143,15 @@ def named_mistake(excluded: frozenset[str] = frozenset()) -> str | None:
     return common[0] if len(common) == 1 else None
 
 
+def same_value(got: Any, wanted: Any) -> bool:
+    """Whether ``got`` matches ``wanted`` as ``assert_close`` compares them (the expected dtype's tolerances)."""
+    try:
+        _compare(got, wanted, "", None, None)
+    except Exception:  # noqa: BLE001 - a value it cannot be compared with is not the same
+        return False
+    return True
+
+
 def assert_close(got: Any, expected: Any, what: str = "the output", *, rtol: float | None = None,
                  atol: float | None = None) -> None:
     """Compare ``got`` with ``expected`` (a value or an ``Expected``), recursing into tuples and lists."""

@@ -51,6 +51,7 @@ from autograder import protocol, scratch
 
 Variants = list[tuple[str, Any]]
 VERSION = 2  # of the recording's keys: a recording of another version is never replayed
+PROBES = "probes"  # the test under which the naming experiments' values are keyed (``Oracle.probe``)
 
 
 class Expected:
@@ -111,6 +112,7 @@ class Oracle:
         if mode == "replay" and readable or mode == "live" and readable and store_fingerprint(store) == fingerprint:
             self._entries, self._blobs = load_store(store)
         self._test, self._asked = "", {}
+        self._probes: dict[str, Expected] = {}  # the naming experiments asked so far (``probe``)
         self.seconds = 0.0  # spent computing expected values (the reference's, and mutants' for feedback)
         self.on_spent: Callable[[float], None] | None = None  # told each such span: the grader's time, not the test's
 
@@ -176,6 +178,18 @@ class Oracle:
         self.seconds += seconds
         if self.on_spent is not None:
             self.on_spent(seconds)
+
+    def probe(self, fn: Callable[[Any], Any], name: str) -> Expected:
+        """``self(fn)`` for the experiment ``name`` that confirms a mistake's name (``autograder.grading.naming``):
+        keyed by its name under no test and asked once, so every test that asks it gets the same values."""
+        if name not in self._probes:
+            test, asked = self._test, self._asked
+            self._test, self._asked = f"{PROBES}/{name}", {}
+            try:
+                self._probes[name] = self(fn)
+            finally:
+                self._test, self._asked = test, asked
+        return self._probes[name]
 
     def save(self) -> None:
         if self.mode == "record" and self.store is not None:

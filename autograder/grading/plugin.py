@@ -24,7 +24,8 @@ import pytest
 
 from autograder import scratch, sinks
 from autograder.course import Assignment
-from autograder.grading.api import Parts, carried_file, derive_seed, matched_mistakes, named_mistake, start_test
+from autograder.grading import naming
+from autograder.grading.api import Parts, carried_file, derive_seed, matched_mistakes, same_value, start_test
 from autograder.grading.oracle import Oracle
 from autograder.grading.proxy import ForbiddenAPI, GraderFailure, Student, StudentCodeFailure, SubmissionBroken
 from autograder.grading.staticcheck import MODULE_LEVEL, UNCHECKED
@@ -86,6 +87,8 @@ class GradingPlugin:
         self.skipped: list[TestResult] = []  # deselected by the session's skip_tags: never run, no points
         self.seconds: dict[str, float] = {}  # time spent in the tests of each tag
         self._carried_failed: dict[str, str] = {}  # carried module -> the failed test that checks it
+        self.naming = naming.Confirmation(session.student, session.oracle,
+                                          naming.probes_of(f"autograder.suites.{session.assignment.name}"), same_value)
 
     # ------------------------------------------------------------ fixtures
 
@@ -219,6 +222,12 @@ class GradingPlugin:
     def pytest_runtest_teardown(self, item) -> None:
         self.session.student.deadline = None
 
+    def pytest_sessionfinish(self, session) -> None:
+        """Recording (``autograder build``): the naming experiments' values too, so that a student's ``check`` can
+        confirm a name as a grading does (``autograder.grading.naming``)."""
+        if self.session.oracle.mode == "record":
+            self.naming.record()
+
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
         outcome = yield
@@ -258,12 +267,17 @@ class GradingPlugin:
                 blank = self._blank(item)
                 self._carried_failed[checked] = f"{blank.number} \"{blank.name}\""
             excluded = self._carried_passed(matched_mistakes())
-            mistake = named_mistake(excluded)
-            if mistake:
-                messages.append(f"This looks like a known mistake: {mistake}")
-                extra["mistake"] = mistake
-            elif len(matched_mistakes(excluded)) > 1:  # for validate: which mistakes this test cannot tell apart
-                extra["mistakes_alike"] = matched_mistakes(excluded)
+            candidates = matched_mistakes(excluded)
+            confirmed = [m for m in candidates if self.naming.confirms(m)]
+            if len(confirmed) == 1:  # of those the test's outputs match, the one the probes confirm
+                messages.append(f"This looks like a known mistake: {confirmed[0]}")
+                extra["mistake"] = confirmed[0]
+                if confirmed[0] in self.naming.unprobed:  # for validate's count of names no experiment confirms
+                    extra["mistake_unprobed"] = True
+            elif len(confirmed) > 1:  # for validate: which mistakes neither this test nor the probes tell apart
+                extra["mistakes_alike"] = confirmed
+            elif candidates:
+                messages.append(naming.UNCONFIRMED)
             printed = self.session.student.output_since(getattr(item, "ag_output_mark", (0, 0)))
             if printed.strip():
                 messages.append(f"Your code printed:\n{sinks.fenced(printed)}")
