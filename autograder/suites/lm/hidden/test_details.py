@@ -48,9 +48,9 @@ def test_rope_base_is_used(student, oracle, seed):
 
 
 def _staggered_stop(reference, seed: int) -> tuple[dict, torch.Tensor, int]:
-    """Weights, 3 prompts and a stop id that every row generates within 8 greedy steps, where at the step the last row
-    first produces it another row produces something else: the rows stop at different steps, so only flags kept from
-    step to step stop the batch there."""
+    """Weights, 3 prompts and a stop id that every row generates within 7 of 8 greedy steps, where at the step the last
+    row first produces it another row produces something else: the rows stop at different steps, before the last, so
+    only flags kept from step to step stop the batch there."""
     for draw in range(100):
         state = common.gpt_state(SHAPE, "rope", seed + draw, torch.float64)
         prompt = common.tokens(3, 2, SHAPE.vocab_size, seed + draw)
@@ -59,7 +59,7 @@ def _staggered_stop(reference, seed: int) -> tuple[dict, torch.Tensor, int]:
             hits = free == stop
             if bool(hits.any(dim=1).all()):
                 last = int(hits.int().argmax(dim=1).max())
-                if not bool(hits[:, last].all()):
+                if last < free.shape[1] - 1 and not bool(hits[:, last].all()):
                     return state, prompt, stop
     raise RuntimeError("no draw of weights gives rows that stop at different steps")  # a grader problem
 
