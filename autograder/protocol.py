@@ -4,7 +4,9 @@ A message is one frame: a 4-byte big-endian length, a UTF-8 JSON header of that 
 raw blobs the header lists (``"blobs": [size, ...]``). Arrays travel as ``.npy`` bytes and are
 loaded with ``allow_pickle=False``: the parent never unpickles anything a submission produced.
 
-Values are encoded as a JSON tree with tagged nodes (``{"__tensor__": i, ...}`` points at blob i).
+Values are encoded as a JSON tree with tagged nodes (``{"__tensor__": i, ...}`` points at blob i). A tensor on
+the ``meta`` device has no data: it travels as its shape and dtype alone (``{"__meta__": shape, ...}``), so that a
+check can run a submission on a second device type where the grader has one device (the CPU).
 Objects that cannot travel (an ``nn.Module``, a generator) stay in the worker and are sent as
 ``{"__handle__": id}``; the parent wraps them in a ``RemoteObject``. Decoding is depth-limited and
 validates every tag, so a hostile worker can only produce an ``ProtocolError``, never a crash.
@@ -24,6 +26,7 @@ from typing import Any
 import numpy as np
 
 MAX_DEPTH = 64
+MAX_META_DIMS = 16  # a meta tensor holds no data; its shape is bounded all the same
 MAX_HEADER_BYTES = 16 << 20
 NPY_HEADER_BYTES = 1 << 16  # where an array payload's own header must end (``np.save`` writes a few hundred bytes)
 # numpy dtypes that may cross the boundary; anything else (object, void, strings) is refused.
@@ -202,6 +205,8 @@ def _encode_tensor(tensor, blobs: list[bytes], device: str | None) -> dict:
         "requires_grad": bool(tensor.requires_grad),
         "cls": type(tensor).__name__,
     }
+    if tensor.is_meta:
+        return {"__meta__": list(tensor.shape), **meta}
     # Plain data only: strip subclasses, autograd history and devices before serialising.
     data = torch.Tensor._make_subclass(torch.Tensor, tensor.detach()) if type(tensor) is not torch.Tensor else tensor
     data = data.detach().to("cpu")
@@ -227,6 +232,19 @@ def decode(node: Any, blobs: list[bytes], resolve_handle=None, *, place: bool = 
         raise ProtocolError(f"value cannot be read ({type(exc).__name__}: {exc})") from None
 
 
+def _meta_tensor(node: dict):
+    """A ``meta`` tensor of the shape and dtype ``node`` announces (it allocates nothing)."""
+    import torch
+
+    shape = _as_list(node["__meta__"])
+    if len(shape) > MAX_META_DIMS or not all(type(n) is int and 0 <= n < 2**62 for n in shape):
+        raise ProtocolError(f"invalid meta tensor shape {shape!r}"[:200])
+    dtype = node.get("dtype")
+    if dtype not in ALLOWED_DTYPES | {"bfloat16"}:
+        raise ProtocolError(f"meta tensor of dtype {dtype!r} refused"[:200])
+    return torch.empty(shape, dtype=getattr(torch, dtype), device="meta")
+
+
 def _decode(node: Any, blobs: list[bytes], resolve_handle, depth: int, place: bool) -> Any:
     import torch
 
@@ -248,7 +266,11 @@ def _decode(node: Any, blobs: list[bytes], resolve_handle, depth: int, place: bo
         device = node.get("device")
         if place and isinstance(device, str) and device.startswith("cuda") and torch.cuda.is_available():
             tensor = tensor.to(device)
+        if place and device == "meta":
+            tensor = tensor.to("meta")
         return tensor
+    if "__meta__" in node:
+        return _meta_tensor(node)
     if "__ndarray__" in node:
         array = bytes_to_array(_blob(blobs, node["__ndarray__"]))
         return array[()] if node.get("scalar") else array

@@ -46,7 +46,8 @@ def test_pickled_arrays_are_refused():
 
 @pytest.mark.parametrize("node", [
     {"__tensor__": 3}, {"__nope__": 1}, ["bare"], {"__list__": "notalist"}, {"__dtype__": "os.system"},
-    {"__handle__": 1},
+    {"__handle__": 1}, {"__meta__": [2, -1], "dtype": "float32"}, {"__meta__": [1] * 17, "dtype": "float32"},
+    {"__meta__": [2], "dtype": "object"}, {"__meta__": [2.5], "dtype": "float32"}, {"__meta__": 3, "dtype": "bool"},
 ])
 def test_malformed_trees_are_refused(node):
     with pytest.raises(protocol.ProtocolError):
@@ -129,6 +130,15 @@ def test_a_tensor_goes_where_the_sender_names_only_when_asked():
     node = protocol.encode([torch.ones(2)], blobs, device="cuda")
     assert node["__list__"][0]["device"] == "cuda"
     assert protocol.decode(node, blobs)[0].device.type == "cpu"  # the grader's side never leaves the CPU
+
+
+def test_a_meta_tensor_travels_as_its_shape_and_is_placed_on_meta_only_when_asked():
+    out = roundtrip([torch.empty(2, 3, dtype=torch.float64, device="meta")])[0]
+    assert out.is_meta and out.shape == (2, 3) and out.dtype == torch.float64
+    blobs: list[bytes] = []
+    node = protocol.encode([torch.ones(2)], blobs, device="meta")
+    assert protocol.decode(node, blobs)[0].device.type == "cpu"
+    assert protocol.decode(node, blobs, place=True)[0].is_meta
 
 
 @pytest.mark.parametrize("watched", [True, False], ids=["watched", "control"])

@@ -100,3 +100,18 @@ def test_the_graders_own_time_moves_the_tests_deadline(monkeypatch):
     oracle.start_test("t")
     assert oracle(lambda impl: impl.f()).value == 1
     assert student.deadline - 100.0 == pytest.approx(oracle.seconds) == pytest.approx(0.5)
+
+
+def test_a_mistake_that_changes_its_arguments_in_place_leaves_the_tests_inputs_alone():
+    """A known mutant that divides its argument in place (``q /= 2``) runs on copies of what the check closes over."""
+    def halving(q):
+        q /= 2
+        return q.sum()
+
+    oracle = Oracle("record", reference=SimpleNamespace(f=lambda q: q.sum()),
+                    mutants=[SimpleNamespace(description="halves in place", implementation=SimpleNamespace(f=halving))])
+    oracle.start_test("t")
+    q, nested = torch.ones(3), {"q": [torch.ones(2)]}
+    expected = oracle(lambda impl: impl.f(q) + impl.f(nested["q"][0]))
+    assert float(expected.value) == 5 and [float(v) for _, v in expected.variants()] == [2.5]
+    assert torch.equal(q, torch.ones(3)) and torch.equal(nested["q"][0], torch.ones(2))

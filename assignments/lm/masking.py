@@ -4,6 +4,18 @@ Conventions (the grader relies on them):
 - A mask is a boolean tensor in which True means "may attend": query i may use key j.
 - B batch, H heads, T sequence length, D = d_model model width, d = D / H head width.
 - Masks broadcast against attention scores of shape (..., T_q, T_k).
+- Leave the caller's tensors as they were: never change an argument in place (scores, queries, ...).
+- Make every tensor on the device of the inputs. A module answers each call for that call's length, dtype
+  and device (it may be called with another length, cast with .double() or moved with .to()): build masks
+  per call, never once for the first call.
+- Leave the caller's tensors as they were: never change an argument in place (scores, queries, ...).
+- Make every tensor on the device of the inputs. A module answers each call for that call's length, dtype
+  and device (it may be called with another length, cast with .double() or moved with .to()): build masks
+  per call, never once for the first call.
+- Leave the caller's tensors as they were: never change an argument in place (scores, queries, ...).
+- Make every tensor on the device of the inputs. A module answers each call for that call's length, dtype
+  and device (it may be called with another length, cast with .double() or moved with .to()): build masks
+  per call, never once for the first call.
 
 Do not use torch.nn.functional.scaled_dot_product_attention, nn.MultiheadAttention or any
 nn.Transformer* class: the grader checks, and tests that find them earn no points.

@@ -62,8 +62,8 @@ class Block(nn.Module):
     """One pre-LayerNorm transformer block: x + attn(ln1(x)), then + mlp(ln2(x)).
 
     Submodules (keep the names): ln1, ln2 (nn.LayerNorm(D)); attn (masking.CausalSelfAttention for
-    ``vanilla``, positions.RotaryCausalSelfAttention with max_positions=block_size for ``rope``, both
-    with the config's dropout); mlp = nn.Sequential(Linear(D, 4D), GELU(), Linear(4D, D), Dropout).
+    ``vanilla``, positions.RotaryCausalSelfAttention with max_positions=block_size and base=rope_base for
+    ``rope``, both with the config's dropout); mlp = nn.Sequential(Linear(D, 4D), GELU(), Linear(4D, D), Dropout).
     """
 
     def __init__(self, config: GPTConfig):

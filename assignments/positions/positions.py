@@ -12,6 +12,9 @@ Conventions (the grader relies on them):
       out[2i + 1] = x[2i] sin(m theta_i) + x[2i + 1] cos(m theta_i)
   (some libraries rotate the two halves (i, i + head_dim/2) instead: that is a different convention).
 - Angle tables are built in float64 and cast at the end: in float32, t * w loses digits at large t.
+- Leave the caller's tensors as they were: never rotate queries or keys in place. Make every tensor on the device
+  of the inputs. A module answers each call for that call's length, dtype and device (it may be called with another
+  length, cast with .double() or moved with .to()): derive cos and sin per call, never once for the first call.
 
 This assignment carries your masking.py from the masking assignment: hand in both files. The attention
 here is the masking assignment's, so a mistake in masking.py shows up in these tests too.

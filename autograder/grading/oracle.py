@@ -167,7 +167,7 @@ class Oracle:
         out = []
         for mutant in self.mutants:
             try:
-                out.append((mutant.description, _seeded(fn, mutant.implementation)))
+                out.append((mutant.description, _seeded(_on_copies(fn), mutant.implementation)))
             except Exception:  # noqa: BLE001 - a mutant that cannot run this check matches nothing
                 continue
         self._spent(started)
@@ -281,6 +281,31 @@ def _filled(cell) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _on_copies(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``fn`` closing over copies of the tensors it closes over (in cells and defaults, and in the lists, tuples and
+    dicts there): a mistake that changes an argument in place (a known mutant: ``q /= sqrt(d)``) must leave the test's
+    inputs as they were for its later checks."""
+    if not isinstance(fn, types.FunctionType):
+        return fn
+    try:
+        cells = tuple(types.CellType(_copied(cell.cell_contents)) for cell in fn.__closure__ or ())
+    except ValueError:  # a cell not filled yet
+        return fn
+    copied = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, _copied(fn.__defaults__), cells or None)
+    copied.__kwdefaults__ = _copied(fn.__kwdefaults__)
+    return copied
+
+
+def _copied(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.clone()
+    if type(value) in (list, tuple):
+        return type(value)(_copied(item) for item in value)
+    if type(value) is dict:
+        return {key: _copied(item) for key, item in value.items()}
+    return value
 
 
 def _seeded(fn: Callable[[Any], Any], implementation) -> Any:

@@ -454,8 +454,10 @@ def _nvml():
 class RemoteAttr:
     """An attribute path in the worker: call it, or read it with ``.get()``."""
 
-    def __init__(self, student: Student, target: dict, label: str, generation: int | None = None):
+    def __init__(self, student: Student, target: dict, label: str, generation: int | None = None,
+                 device: str | None = None):
         self._student, self._target, self._label, self._generation = student, target, label, generation
+        self._device = device
 
     def __getattr__(self, name: str) -> RemoteAttr:
         if name.startswith("_"):
@@ -465,7 +467,22 @@ class RemoteAttr:
 
     def __call__(self, *args, **kwargs) -> Any:
         return self._student.request("call", self._target, args, kwargs, label=f"{self._label}(...)",
-                                     generation=self._generation)
+                                     generation=self._generation, device=self._device)
+
+    def on(self, device) -> RemoteAttr:
+        """The same call with its tensor arguments placed on ``device`` in the worker (``"meta"``: a second device
+        type on any machine, whose tensors carry shapes and no values; a result there comes back as a meta tensor)."""
+        return RemoteAttr(self._student, self._target, self._label, self._generation, str(device))
+
+    def with_inputs(self, *args, **kwargs) -> tuple[Any, list, dict]:
+        """Call it and return ``(output, args, kwargs)``, the arguments as the call left them in the worker: a check
+        that the caller's tensors were not changed in place compares them with what it sent."""
+        reply = self._student.request("call", self._target, args, kwargs, label=f"{self._label}(...)",
+                                      generation=self._generation, fields={"inputs": True}, device=self._device)
+        if not (isinstance(reply, dict) and isinstance(reply.get("args"), list)
+                and isinstance(reply.get("kwargs"), dict) and "output" in reply):
+            raise StudentCrashed(f"{self._label}(...): the process running your code sent an invalid reply")
+        return reply["output"], reply["args"], reply["kwargs"]
 
     def get(self) -> Any:
         return self._student.request("getattr", self._target, label=self._label, generation=self._generation)

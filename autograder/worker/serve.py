@@ -3,9 +3,11 @@
 Requests (``op``): ``load`` (import every module of the submission; a notebook runs cell by cell), ``call`` (a
 function, class, method or attribute path, with arguments), ``getattr``, ``grad`` (forward and backward through a
 module or function), ``trim`` (return free heap memory to the system, so that the grader's memory readings start
-clean), ``seed``, ``release``. A timed call is an ordinary ``call``: the grader times it from outside and checks
-its output like any other. Tensors arrive on the device the grader names. Every reply says which forbidden
-routines ran since the last one (``traps``).
+clean), ``seed``, ``release``. A ``call`` with ``"inputs": true`` answers ``{"output", "args", "kwargs"}``, the
+arguments as the call left them, so that the grader can see a caller's tensor changed in place. A timed call is an
+ordinary ``call``: the grader times it from outside and checks its output like any other. Tensors arrive on the
+device the grader names (a CUDA device where there is one, or ``meta``). Every reply says which forbidden routines
+ran since the last one (``traps``).
 """
 
 from __future__ import annotations
@@ -88,7 +90,8 @@ class Worker:
         if op == "getattr":
             return target
         if op == "call":
-            return target(*args, **kwargs)
+            output = target(*args, **kwargs)
+            return {"output": output, "args": args, "kwargs": kwargs} if request.get("inputs") is True else output
         if op == "grad":
             grad_output = request.get("grad_output")
             if grad_output is not None:

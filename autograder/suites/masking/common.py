@@ -195,3 +195,21 @@ def assert_dropout(student, oracle, parts, build, x: torch.Tensor) -> None:
             "with dropout=0.5 in training mode every output entry is either 0 or twice its eval-mode value, as "
             "dropout on the output alone gives: apply self.attn_dropout to the attention weights too (the dropout "
             "argument of scaled_dot_product_attention)")
+
+
+def assert_on_meta(got, name: str, shape: tuple) -> None:
+    """``got``, computed from inputs on the ``meta`` device (a second device type on any machine), is a meta tensor
+    of ``shape``: a tensor made on the default device, or kept from an earlier call, is on the CPU or raised."""
+    assert isinstance(got, torch.Tensor) and got.is_meta, (
+        f"{name} for inputs on the meta device is on {getattr(got, 'device', type(got).__name__)}: make every tensor "
+        "on the inputs' device (device=x.device), never on the default one")
+    assert_tensor(got, name, shape=shape)
+
+
+def assert_unchanged(after: list, sent: dict, function: str) -> None:
+    """The arguments as ``function``'s call left them in the worker (``RemoteAttr.with_inputs``) equal what was sent
+    (``{name: tensor}``, in the order of the call's arguments)."""
+    for got, (name, value) in zip(after, sent.items(), strict=True):
+        assert isinstance(got, torch.Tensor) and got.shape == value.shape and torch.equal(got, value), (
+            f"{function} changed its argument {name} in place: the caller may use it again (work on a new tensor: "
+            "masked_fill instead of masked_fill_, x = x / s instead of x /= s)")

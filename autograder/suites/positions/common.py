@@ -15,7 +15,9 @@ from autograder.suites.masking.common import (
     assert_causal,
     assert_dropout,
     assert_gradients_match,
+    assert_on_meta,
     assert_output_matches,
+    assert_unchanged,
     attention_state,
     generator,
     inputs,
@@ -23,7 +25,8 @@ from autograder.suites.masking.common import (
     vectors,
 )
 
-__all__ = ["attention_state", "generator", "inputs", "assert_output_matches", "assert_gradients_match",
+__all__ = ["attention_state", "generator", "inputs", "assert_on_meta", "assert_unchanged",
+           "assert_output_matches", "assert_gradients_match",
            "assert_causal", "assert_dropout", "ffn_weights", "permutation", "vectors", "positions_in",
            "learned", "rotary", "plain_attention", "random_dims", "assert_equivariant", "assert_not_equivariant",
            "assert_raises_value_error", "assert_shift_property",

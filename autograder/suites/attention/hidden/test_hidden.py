@@ -147,6 +147,18 @@ def test_experiment_random(attention, oracle, parts, seed):
     queries = (8.0 * (mu[a] + mu[b]))[None]
     properties.check_experiment(attention, queries, n, d, a, b, perturbed=True, num_samples=2000, seed=seed,
                                 parts=parts)
+    mu, values = properties.setup(n, d, a, b, seed)
+    sigmas = common.covariances(mu, perturbed=a)
+    with parts("the keys come from rng: one seed gives the same weights, another seed others",
+               requires="1 head(s), case (ii): agrees with the grader's Monte Carlo"):
+        runs = [attention.experiment(queries, mu, sigmas, values, a, b, 20, attention.make_rng(draw))[1]
+                for draw in (seed, seed, seed + 1)]
+        assert all(isinstance(run, torch.Tensor) and run.shape == runs[0].shape for run in runs), (
+            "experiment returned weights of different shapes for the same arguments")
+        assert torch.equal(runs[0], runs[1]), "two experiments with generators of the same seed gave other weights"
+        assert not torch.equal(runs[0], runs[2]), (
+            "experiments with generators of two seeds gave the same weights: draw the keys with the rng argument "
+            "(sample_keys(mu, sigmas, rng, num_samples)), not with a generator of your own")
     # The Monte Carlo agreement above has the slack of sampling noise, within which a mean distance may pass for the
     # root-mean-square under one secret and not another; the spread of fixed outputs has none.
     outputs = torch.randn(2 * n, d, generator=common.generator(seed + 3), dtype=torch.float64)

@@ -43,6 +43,12 @@ def test_equivariance_random(positions, oracle, parts, seed):
                                   impl.positions.permute_check(inputs, order, weights, extra))
                 assert_close(got, expected, "permute_check " + ("with" if extra is not None else "without") +
                              " positions", rtol=1e-6, atol=1e-9)
+    with parts(f"permute_check on one unbatched (T, D) sequence, {label}"):  # P X is x[..., perm, :] for any rank
+        for extra in (None, table):
+            got = positions.permute_check(x[0], perm, weights, extra)
+            expected = oracle(lambda impl, extra=extra: impl.positions.permute_check(x[0], perm, weights, extra))
+            assert_close(got, expected, "permute_check of a (T, D) input " + ("with" if extra is not None else
+                         "without") + " positions", rtol=1e-6, atol=1e-9)
 
 
 @graded(points=2, covers=["LearnedPositions"])
