@@ -151,8 +151,10 @@ def graded(request, tmp_path_factory) -> Graded:
     base_paths = {key: write_base(*key, submissions / f"base-{key[0]}-{key[1].replace(':', '-')}") for key in wanted}
     ordered = sorted(paths, key=lambda p: (p.name != FIRST, p.name == LAST))
     jobs = [job for path in [*ordered[:1], *base_paths.values(), *ordered[1:]] for job in discover([path])]
-    quick = {case.folder for case in cases if not case.runtime}
-    retraining = {case.folder for case in cases if case.retraining}
+    # A job's name is what discovery makes of the folder's (letters, digits, - and _: issue 41), not the folder's own.
+    named_as = {case.label: discover([path])[0].name for case, path in zip(cases, paths, strict=True)}
+    quick = {named_as[case.label] for case in cases if not case.runtime}
+    retraining = {named_as[case.label] for case in cases if case.retraining}
     for job in jobs:
         job.skip_tags = (*(("runtime",) if job.name in quick else ()),
                          *(() if job.name in retraining else ("retraining",)))
@@ -174,11 +176,11 @@ def graded(request, tmp_path_factory) -> Graded:
         shutil.rmtree(copy, ignore_errors=True)
         listener.close()
     results = {r.submission: r for r in collected}
-    graded = Graded(mode=mode, results={c.label: results[c.folder] for c in cases},
+    graded = Graded(mode=mode, results={c.label: results[named_as[c.label]] for c in cases},
                     bases={key: results[path.name] for key, path in base_paths.items()}, out=base / "out",
                     processes=processes, files=files, connections=list(listener.received),
                     datagrams=list(listener.datagrams), secret=secret, terminal=terminal.getvalue(),
-                    folders={c.label: base / "out" / c.folder for c in cases},
+                    folders={c.label: base / "out" / named_as[c.label] for c in cases},
                     named={case.label: students(path, given=path) for case, path in zip(cases, paths, strict=True)})
     _write_table(graded)
     return graded
