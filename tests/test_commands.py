@@ -133,9 +133,11 @@ def test_time_budget_keeps_finished_tests_and_lists_the_rest(tmp_path):
         from pathlib import Path
         from autograder import course
         from autograder.grading.runner import grade_one
+        from autograder.grading_options import GradingOptions
         masking = course.load("masking")
         masking.submission_timeout = 12
-        grade_one(masking, Path({str(slow)!r}), Path({str(tmp_path / "out")!r}), name="slow", public_only=True)
+        grade_one(masking, Path({str(slow)!r}), Path({str(tmp_path / "out")!r}), name="slow",
+                  options=GradingOptions(public_only=True))
     """)
     subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
     results = Results.from_gradescope(json.loads((tmp_path / "out" / "results.json").read_text()))
@@ -269,9 +271,11 @@ def test_a_submission_that_does_not_load_is_said_once_at_the_top(tmp_path):
     (the rules report) is not counted among the passed tests."""
     from autograder.batch.gradebook import passed, summary_markdown
     from autograder.grading import runner
+    from autograder.grading_options import GradingOptions
 
     broken = reference_with(tmp_path, "broken", replace="raise RuntimeError('boom at import time')\n")
-    results = runner.grade_one(MASKING, broken, tmp_path / "out", name="broken", public_only=True)
+    results = runner.grade_one(MASKING, broken, tmp_path / "out", name="broken",
+                               options=GradingOptions(public_only=True))
     assert results.score == 0 and results.output.startswith("Your code could not be loaded")
     feedback = (tmp_path / "out" / "feedback.md").read_text()
     assert feedback.count("raised RuntimeError: boom at import time") == 1
@@ -333,10 +337,12 @@ def test_help_lists_every_command_with_an_example(capsys):
 def test_a_sandbox_that_cannot_start_is_the_graders_failure(tmp_path, monkeypatch):
     """No point, every test listed, and a status and message that blame the grader, not the student."""
     from autograder.grading import runner
+    from autograder.grading_options import GradingOptions
     from autograder.sandbox.isolation import Isolation
 
     monkeypatch.setattr(runner.Isolation, "detect", classmethod(lambda cls: Isolation("limits", problem="no uid")))
-    results = runner.grade_one(MASKING, MASKING.solution_dir, tmp_path / "out", name="reference", public_only=True)
+    results = runner.grade_one(MASKING, MASKING.solution_dir, tmp_path / "out", name="reference",
+                               options=GradingOptions(public_only=True))
     assert results.score == 0 and results.max_score > 0
     assert results.extra_data["status"].startswith("grader failed: the grader could not start")
     assert "The grader failed, not your code" in results.output

@@ -31,6 +31,7 @@ from autograder.authoring import rules
 from autograder.batch.discovery import Job
 from autograder.batch.engine import grade_all
 from autograder.grading import mutants
+from autograder.grading_options import GradingOptions
 from autograder.results import Results, points
 
 MUTANT_SKIP_TAGS = ("retraining",)
@@ -60,12 +61,13 @@ def validate(names: list[str], out: Path, workers: int, engine: str = "local", a
         assignment = course.load(name)
         catalogue = mutants.catalog(assignment)
         subjects[name] = assignment, catalogue, _jobs(assignment, catalogue, out / name / "subjects")
-    references = {name: grade_all([_named(jobs[0], name, "graded")], out, workers=1, oracle="live",
+    live = GradingOptions(oracle="live")
+    references = {name: grade_all([_named(jobs[0], name, "graded")], out, live, workers=1,
                                         progress=False, **cluster)[0] for name, (_, _, jobs) in subjects.items()}
     runs = {name: _runs(name, assignment, jobs, secrets) for name, (assignment, _, jobs) in subjects.items()}
     order = sorted(names, key=lambda name: -references[name].execution_time)
     everything = [(name, kind, job) for name in order for kind, jobs in runs[name].items() for job in jobs]
-    graded = grade_all([job for _, _, job in everything], out, workers=workers, oracle="live", progress=False,
+    graded = grade_all([job for _, _, job in everything], out, live, workers=workers, progress=False,
                              **cluster)
     collected = {name: {kind: [] for kind in runs[name]} for name in names}
     for (name, kind, _), results in zip(everything, graded, strict=True):
@@ -101,7 +103,8 @@ def _jobs(assignment: course.Assignment, catalogue: list[mutants.Mutant], folder
     name = assignment.name
     return [Job("reference", assignment.solution_dir, name), Job("skeleton", assignment.skeleton_dir, name),
             *(Job(f"mutant-{mutant.name}", mutant.materialize(folder / mutant.name), name,
-                        skip_tags=MUTANT_SKIP_TAGS + (() if mutant.slow else ("runtime",))) for mutant in catalogue)]
+                  options=GradingOptions(skip_tags=MUTANT_SKIP_TAGS + (() if mutant.slow else ("runtime",))))
+              for mutant in catalogue)]
 
 
 def _runs(name: str, assignment: course.Assignment, jobs: list[Job], secrets: list[str]) -> dict[str, list[Job]]:
@@ -118,8 +121,9 @@ def _runs(name: str, assignment: course.Assignment, jobs: list[Job], secrets: li
 
 
 def _named(job: Job, name: str, kind: str, **changes) -> Job:
-    """``job`` graded into ``<name>/<kind>/<its name>`` of validate's folder, with ``changes``."""
-    return dataclasses.replace(job, name=f"{name}/{kind}/{job.name}", **changes)
+    """``job`` graded into ``<name>/<kind>/<its name>`` of validate's folder, with ``changes`` to its own options."""
+    return dataclasses.replace(job, name=f"{name}/{kind}/{job.name}",
+                               options=dataclasses.replace(job.options, **changes))
 
 
 def _short(results: Results) -> Results:
