@@ -203,6 +203,7 @@ def cmd_check(options) -> int:
         worker_zygote.start(plots=bool(assignment.notebooks))
     from autograder import handin
     from autograder.grading.runner import grade_one
+    from autograder.grading_options import GradingOptions
     from autograder.sandbox.isolation import Isolation
 
     folder = options.folder.resolve()
@@ -219,7 +220,8 @@ def cmd_check(options) -> int:
     isolation = Isolation.portable() if portable else Isolation.detect()
     for line in isolation.skipped():
         log.info("sandbox: %s", line)
-    results = grade_one(assignment, folder, None, name=folder.name, public_only=True, isolation=isolation)
+    results = grade_one(assignment, folder, None, name=folder.name, options=GradingOptions(public_only=True),
+                        isolation=isolation)
     if results.status is Status.INCOMPLETE and results.reason == STOPPED:
         raise KeyboardInterrupt
     if results.status is Status.NOT_GRADED:

@@ -46,6 +46,7 @@ import yaml
 from autograder import container, course, scratch, sinks
 from autograder.batch.discovery import Job
 from autograder.batch.jobs import grade_job
+from autograder.grading_options import GradingOptions
 from autograder.results import STOPPED, Results, Status, TestResult, points
 from autograder.sandbox import cgroups
 
@@ -344,7 +345,7 @@ def run(root: Path, name: str, budget: int | None = None) -> Results:
             except MetadataError as exc:
                 log.warning("ignoring the submission metadata: %s", exc)
         skipped = tuple(tag for tag in os.environ.get(SKIP_TAGS_ENV, "").split(",") if tag)
-        job = Job(label, root / "submission", assignment.name, skip_tags=skipped)
+        job = Job(label, root / "submission", assignment.name, options=GradingOptions(skip_tags=skipped))
         results = grade_job(job, results_dir)
         if results is None:  # stopped (the container's time) before a test was listed
             results = failure(name, STOPPED)

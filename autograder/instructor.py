@@ -12,9 +12,10 @@ import contextlib
 import logging
 
 from autograder import ceilings, course, scratch, sinks
-from autograder.batch import engine, gradebook
+from autograder.batch import engine, folder, gradebook
 from autograder.batch.discovery import UnreadablePath, discovered
 from autograder.batch.engine import EngineError
+from autograder.grading_options import GradingOptions
 from autograder.sandbox.isolation import Isolation
 
 log = logging.getLogger("autograder")
@@ -23,8 +24,8 @@ log = logging.getLogger("autograder")
 @ceilings.held(ceilings.COMMAND_MB)
 def grade(options) -> int:
     """``autograder grade``: grade the submissions found under ``options.paths`` into ``options.out`` (or, with
-    ``--resume``, only those without a final grade there), then write the folder's gradebooks, summary and report
-    from every result in it (``_write_folder``), after a stop too (then re-raised)."""
+    ``--resume``, only those without a final grade there: ``folder.prepare``), then write the folder's gradebooks,
+    summary and report from every result in it (``_write_folder``), after a stop too (then re-raised)."""
     if options.assignment:
         course.load(options.assignment)  # an unknown name fails here, with the list of known ones
     out = options.resume or options.out
@@ -40,48 +41,27 @@ def grade(options) -> int:
 
 
 def _grade(options, out, jobs) -> int:
-    from autograder.batch import resume
-
     if not jobs:
         log.error("error: no submissions found under %s", ", ".join(map(str, options.paths)))
         return 2
-    earlier = gradebook.results_in(out)
-    plan = resume.plan(jobs, earlier) if options.resume else resume.Plan(todo=list(jobs))
-    todo = plan.todo
-    if options.resume:
-        for name, verdict in plan.copied.items():
-            resume.copy(out, name, verdict)
-            log.info("%s: the same files as the final grade %s there: its verdict copied as its own, not graded "
-                     "again", sinks.line(name), sinks.line(verdict.submission))
-        log.info("resuming %s: of %d submission(s), %d have a final grade there%s; grading %d", out, len(jobs),
-                 len(plan.kept), f", {len(plan.copied)} the files of another's (its verdict copied as theirs)"
-                 if plan.copied else "", len(todo))
-    others = sorted({results.submission for results in earlier} - {job.name for job in jobs})
-    if others and not (options.force or options.resume):
-        log.error("error: %s holds the results of %d other submission(s) (%s): grade into an empty folder, add "
-                  "--force to grade into this one anyway (its gradebooks and report then list them too), or "
-                  "--resume %s to grade only what has no final grade there", out, len(others), _names(others), out)
-        return 2
-    if others:
-        log.info("%s also holds the results of %d submission(s) not given now; the gradebooks and report list them "
-                 "too: %s", out, len(others), _names(others))
-    sources = {job.name: job for job in jobs}
     try:
-        collected = engine.grade_all(todo, out, workers=options.jobs, public_only=options.public_only,
-                                     progress=not options.quiet, skip_tags=options.skip_tag, engine=options.engine,
+        todo = folder.prepare(out, jobs, resuming=bool(options.resume), force=options.force).todo
+        collected = engine.grade_all(todo, out, GradingOptions(public_only=options.public_only,
+                                                               skip_tags=tuple(options.skip_tag)),
+                                     workers=options.jobs, progress=not options.quiet, engine=options.engine,
                                      address=options.address) if todo else []
-    except EngineError as exc:
+    except (folder.FolderError, EngineError) as exc:
         log.error("error: %s", exc)
         return 2
     except engine.Interrupted as stop:
         unstarted = [job.name for job in todo if not (out / job.name / "results.json").is_file()]
-        everything = _write_folder(out, sources, unstarted, similarity=False)
+        everything = _write_folder(out, jobs, unstarted, similarity=False)
         stop.detail = (f"{out} holds {gradebook.counts(everything)}"
                        + (f", and {len(unstarted)} submission(s) were not started" if unstarted else "")
                        + "; gradebook.csv, summary.md and report.html say which. `autograder grade "
                        + f"{' '.join(map(str, options.paths))} --resume {out}` grades the rest")
         raise
-    everything = _write_folder(out, sources)
+    everything = _write_folder(out, jobs)
     if not options.quiet:
         gradebook.print_summary(everything)
         log.info("results: %s (report.html, gradebook.csv, summary.md, one folder per submission)", out)
@@ -95,22 +75,18 @@ def _grade(options, out, jobs) -> int:
     return 0
 
 
-def _write_folder(out, jobs: dict, unstarted: list[str] | tuple[str, ...] = (), similarity: bool = True) -> list:
-    """Write the gradebooks, summary and report of every result in ``out`` (one folder, one truth), with the code
-    and students of ``jobs`` (by the name of their results; ``similarity``: ``page.write``'s); return those
+def _write_folder(out, jobs, unstarted: list[str] | tuple[str, ...] = (), similarity: bool = True) -> list:
+    """The folder's files from every result in ``out`` (``folder.write``), then its report, with the code and
+    students of ``jobs`` (matched by the names of their results; ``similarity``: ``page.write``'s); return those
     results."""
     from autograder.report import page  # matplotlib and copydetect: loaded once the gradings are done
 
-    everything = gradebook.results_in(out)
-    gradebook.write_batch(everything, out, unstarted)
+    sources = {job.name: job.source for job in jobs}
+    given = {job.name: job.given for job in jobs}
+    everything = folder.write(out, unstarted, lambda found: page.students_of(out, found, sources, given))
     if everything:
-        page.write(out, everything, {name: job.source for name, job in jobs.items()},
-                   {name: job.given for name, job in jobs.items()}, similarity)
+        page.write(out, everything, sources or None, similarity)
     return everything
-
-
-def _names(names: list[str], shown: int = 10) -> str:
-    return ", ".join(sinks.line(name) for name in names[:shown]) + (", ..." if len(names) > shown else "")
 
 
 @ceilings.held(ceilings.COMMAND_MB)
@@ -122,17 +98,15 @@ def report(options) -> int:
         collected = page.read(options.results)
         with discovered(paths) as found:  # an export zip is unpacked for as long as the report needs its code
             jobs = page.jobs_for(collected, found, paths) if paths else {}
-            path = page.write(options.results, collected, {name: job.source for name, job in jobs.items()} or None,
-                              {name: job.given for name, job in jobs.items()})
-        gradebook.write_batch(collected, options.results)  # every file of the folder from the same results
+            collected = _write_folder(options.results, list(jobs.values()))
     except UnreadablePath as exc:
         log.error("error: no submissions found under %s: %s", ", ".join(map(str, paths)), exc)
         return 2
     except page.ReportError as exc:
         log.error("error: %s", exc)
         return 2
-    log.info("wrote %s (%d submissions), gradebook.csv, gradebook-<assignment>.csv and summary.md", path,
-             len(collected))
+    log.info("wrote %s (%d submissions), gradebook.csv, gradebook-<assignment>.csv and summary.md",
+             options.results / "report.html", len(collected))
     return 0
 
 

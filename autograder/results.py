@@ -5,11 +5,16 @@ The format follows Gradescope's autograder specification: top-level ``score``, `
 ``visibility``, ``extra_data`` and ``tests[]`` with ``name``, ``number``, ``score``, ``max_score``, ``status``,
 ``output``, ``visibility``, ``tags``, ``extra_data``.
 
-``Results.write`` is the one writer of both files, always whole (``scratch.replacing``). Who calls it, in a
-submission's life: the pytest plugin after every test (``final=False``: results.json alone, the tests not yet run at
-zero and marked pending, so that a grading killed by a global timeout still leaves the scores it had); the runner once
-its suite ends; and the batch only where the runner could not (it died, overran its hard limit or was stopped before
-it finished: ``autograder.batch.jobs.completed`` keeps every test it had listed), or where nothing could be graded.
+``Results.write`` is the one writer of both files, always whole (``scratch.replacing``), and ``read_results`` their
+one reader. Who calls it, in a submission's life: the pytest plugin after every test (``final=False``: results.json
+alone, the tests not yet run at zero and marked pending, so that a grading killed by a global timeout still leaves the
+scores it had); the runner once its suite ends (``autograder.grading.runner.grade_one``); the batch only where the
+runner could not (``autograder.batch.jobs``: it died, overran its hard limit or was stopped before it finished,
+``completed`` keeping every test it had listed; or nothing could be graded, ``not_graded``); the Ray engine's driver,
+for each submission a task graded elsewhere (``autograder.batch.ray``: the results the task returned, or that say it
+was lost); ``grade --resume`` for a submission whose files have a final grade under another name
+(``autograder.batch.resume.copy``); and Gradescope's ``run_autograder`` once the grading ends, with the submission's
+metadata applied, or where the grader itself failed (``autograder.gradescope``).
 """
 
 from __future__ import annotations
@@ -146,6 +151,22 @@ class Results:
         for test in self.tests:
             lines += [test.feedback(), ""]
         return "\n".join(lines)
+
+
+def read_results(path: Path) -> Results | None:
+    """A results.json file (``Results.write``'s), or None when it is missing or unreadable."""
+    try:
+        return parse_results(path.read_bytes())
+    except OSError:
+        return None
+
+
+def parse_results(data: bytes | str) -> Results | None:
+    """The results in the text of a results.json file, or None when it is not one (``read_results``)."""
+    try:
+        return Results.from_gradescope(json.loads(data))
+    except (ValueError, TypeError, KeyError):
+        return None
 
 
 def markdown_lines(text: str) -> str:

@@ -24,13 +24,15 @@ from autograder import course
 from autograder.batch import ray
 from autograder.batch.discovery import Job, discover
 from autograder.batch.engine import grade_all
+from autograder.grading_options import GradingOptions
 
 
 def grade(jobs: list[Job], out: Path, engine: str, workers: int, skip: tuple[str, ...]) -> tuple[float, dict]:
     """Seconds to grade ``jobs`` and every submission's scores test by test, but the runtime tests' (timed against the
     reference in the same run, their partial credit varies from run to run on a busy machine, whichever engine)."""
     started = time.monotonic()
-    collected = grade_all(jobs, out, workers=workers, progress=False, skip_tags=skip, engine=engine)
+    collected = grade_all(jobs, out, GradingOptions(skip_tags=tuple(skip)), workers=workers, progress=False,
+                          engine=engine)
     seconds = time.monotonic() - started
     return seconds, {r.submission: [(t.number, t.score) for t in r.tests if "runtime" not in t.tags] for r in collected}
 

@@ -33,6 +33,7 @@ from common import environment
 from autograder import course
 from autograder.batch.discovery import Job
 from autograder.batch.engine import grade_all
+from autograder.grading_options import GradingOptions
 from autograder.sandbox.config import COLD_ENV
 
 FIXED = ("startup", "staging", "reference", "workers starting", "shutdown")
@@ -55,7 +56,7 @@ def grade(jobs: list[Job], out: Path, workers: int, cold: bool) -> tuple[float, 
     os.environ[COLD_ENV] = "1" if cold else "0"
     shutil.rmtree(out, ignore_errors=True)
     started = time.monotonic()
-    collected = grade_all(jobs, out, workers=workers, progress=False, skip_tags=("retraining",))
+    collected = grade_all(jobs, out, GradingOptions(skip_tags=("retraining",)), workers=workers, progress=False)
     return time.monotonic() - started, collected
 
 

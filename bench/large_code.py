@@ -43,9 +43,10 @@ def measure(what: str, mb: float) -> dict:
     started, used = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
     if what == "runner":
         from autograder.grading.runner import grade_one
+        from autograder.grading_options import GradingOptions
 
-        grade_one(course.load("masking"), submission(root / "large", mb), None, name="large", public_only=True,
-                  skip_tags=("runtime",))
+        grade_one(course.load("masking"), submission(root / "large", mb), None, name="large",
+                  options=GradingOptions(public_only=True, skip_tags=("runtime",)))
     else:
         from autograder.report.similarity import similar_pairs
 

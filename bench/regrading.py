@@ -27,6 +27,7 @@ from autograder import course
 from autograder.batch.discovery import Job
 from autograder.batch.engine import grade_all
 from autograder.grading import mutants
+from autograder.grading_options import GradingOptions
 
 SLOW = {"masking": ["attention_python_loops", "broadcast_instead_of_matmul"],
         "lm": ["slow_step_per_example", "slow_generate_per_row"]}
@@ -71,8 +72,8 @@ def main(argv: list[str] | None = None) -> int:
             for index in range(options.rounds):
                 out = Path(temp) / "out"
                 shutil.rmtree(out, ignore_errors=True)
-                for results in grade_all(jobs, out, workers=options.jobs, progress=False,
-                                               skip_tags=("retraining",)):
+                for results in grade_all(jobs, out, GradingOptions(skip_tags=("retraining",)),
+                                         workers=options.jobs, progress=False):
                     scores[results.submission].append({t.name: t.score for t in results.tests})
                     runtime = [t for t in results.tests if "runtime" in t.tags]
                     if "-mutant-" in results.submission and all(t.score == t.max_score for t in runtime):

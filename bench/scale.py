@@ -56,6 +56,7 @@ from classmates import edited, make_class  # noqa: E402 - the tests' synthetic c
 from autograder.batch import ray as ray_engine  # noqa: E402
 from autograder.batch.discovery import Job, discover  # noqa: E402
 from autograder.batch.engine import grade_all  # noqa: E402
+from autograder.grading_options import GradingOptions  # noqa: E402
 from autograder.report import page, similarity  # noqa: E402
 from autograder.results import Results  # noqa: E402
 from autograder.sandbox.isolation import Isolation  # noqa: E402
@@ -125,7 +126,7 @@ def grade(jobs: list[Job], out: Path, nodes: int, cpus: int, skip: tuple[str, ..
         killed = cluster.kill_when(lambda: sum(1 for _ in out.glob("*/results.json")) >= third, cluster.workers[0])
     try:
         started = time.monotonic()
-        collected = grade_all(jobs, out, engine="ray", progress=False, skip_tags=skip)
+        collected = grade_all(jobs, out, GradingOptions(skip_tags=tuple(skip)), engine="ray", progress=False)
         seconds = time.monotonic() - started
     finally:
         cluster.stop()

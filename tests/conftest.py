@@ -14,6 +14,7 @@ import pytest
 from autograder import course, trees
 from autograder.batch.discovery import discover
 from autograder.batch.engine import grade_all
+from autograder.grading_options import GradingOptions
 from autograder.results import Results
 
 REPO = course.REPO_ROOT
@@ -40,7 +41,7 @@ def reference_with(tmp: Path, name: str, appended: str = "", *, replace: str | N
 def grade(paths: list[Path], out: Path, *, public_only: bool = True, workers: int = 2) -> dict[str, Results]:
     """Grade ``paths`` with the real batch machinery; results by submission name."""
     jobs = discover(paths, "masking")
-    collected = grade_all(jobs, out, workers=workers, public_only=public_only, progress=False)
+    collected = grade_all(jobs, out, GradingOptions(public_only=public_only), workers=workers, progress=False)
     return {r.submission: r for r in collected}
 
 

@@ -26,6 +26,7 @@ from autograder.authoring import leaks, markers, notebooks
 from autograder.batch.discovery import discover
 from autograder.batch.engine import grade_all
 from autograder.grading import Parts, trusted_import
+from autograder.grading_options import GradingOptions
 from autograder.suites.attention import common, properties
 
 pytestmark = pytest.mark.slow
@@ -70,8 +71,8 @@ def test_solved_student_notebook_runs_top_to_bottom_and_its_zip_earns_full_publi
     nbformat.write(notebook, tmp_path / "work" / "attention.ipynb")
     handed_in = tmp_path / "attention-submission.zip"
     assert cli.main(["zip", "attention", str(tmp_path / "work"), "--out", str(handed_in)]) == 0, caplog.text
-    results = grade_all(discover([handed_in], "attention"), tmp_path / "graded", public_only=True,
-                        oracle="replay", progress=False)
+    results = grade_all(discover([handed_in], "attention"), tmp_path / "graded",
+                        GradingOptions(public_only=True, oracle="replay"), progress=False)
     assert results[0].score == results[0].max_score > 0, results[0].feedback()
 
 

@@ -21,6 +21,7 @@ import time
 import unicodedata
 import zipfile
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
@@ -28,9 +29,11 @@ from conftest import MASKING, REPO
 
 from autograder import cli, gradescope
 from autograder.batch import discovery, resume
-from autograder.batch.discovery import discovered, export_prefix
+from autograder.batch import folder as results_folder
+from autograder.batch.discovery import Job, discovered, export_prefix
+from autograder.batch.engine import grade_all
 from autograder.gradescope import Submitter, students
-from autograder.results import STOPPED, Results, Status
+from autograder.results import STOPPED, Results, Status, TestResult
 
 BROKEN = (REPO / "examples" / "masking" / "syntax_error" / "masking.py").read_text()
 SKIP = ["--skip-tag", "runtime", "--quiet"]
@@ -218,7 +221,7 @@ def stop_once_listed(monkeypatch, name: str) -> None:
 
     grade_job = local.grade_job
 
-    def graded_until_stopped(job, out_dir, **options):
+    def graded_until_stopped(job, out_dir, options, **where):
         if job.name == name:
             def stop():
                 while not (out_dir / "results.json").is_file():
@@ -226,7 +229,7 @@ def stop_once_listed(monkeypatch, name: str) -> None:
                 os.kill(os.getpid(), signal.SIGINT)
 
             threading.Thread(target=stop, daemon=True).start()
-        return grade_job(job, out_dir, **options)
+        return grade_job(job, out_dir, options, **where)
 
     monkeypatch.setattr(local, "grade_job", graded_until_stopped)
 
@@ -372,3 +375,32 @@ def test_export_metadata_within_its_bounds_names_students_with_its_aliases(tmp_p
     gradescope.export_metadata.cache_clear()
     for source in sources:
         assert students(source, given=export) == (Submitter("Pair One", "", "7"), Submitter())
+
+
+def test_an_engine_writes_only_each_submissions_folder(tmp_path):
+    """The engine returns results and writes each submission's folder; the folder's own files are written once, by
+    its owner (``folder.write``), from every result in it."""
+    out = tmp_path / "out"
+    [results] = grade_all([Job("refused", tmp_path / "nowhere", None, problem="not a submission")], out,
+                          progress=False)
+    assert results.status is Status.NOT_GRADED
+    assert [path.name for path in out.iterdir()] == ["refused"]
+    assert [r.submission for r in results_folder.write(out)] == ["refused"]
+    assert {"gradebook.csv", "summary.md"} <= {path.name for path in out.iterdir()}
+
+
+def test_the_ray_driver_writes_a_tasks_results_through_results_write(tmp_path):
+    """What a Ray task returns is data: its results.json is read and written again by ``Results.write`` (whole, with
+    its feedback), never copied as bytes."""
+    from autograder.batch import ray as on_ray
+
+    sent = Results(assignment="masking", submission="s", tests=[TestResult(name="t", number="1.1", score=1,
+                                                                           max_score=2, status="failed")])
+    files = {"results.json": json.dumps(sent.to_gradescope()).encode(), "runner.log": b"ran\n"}
+    cluster = SimpleNamespace(get=lambda reference: files, exceptions=SimpleNamespace(RayError=RuntimeError))
+    got = on_ray._collect(cluster, None, Job("s", tmp_path, "masking"), tmp_path / "out")
+    got.write(tmp_path / "again")
+    for name in ("results.json", "feedback.md"):
+        assert (tmp_path / "out" / name).read_bytes() == (tmp_path / "again" / name).read_bytes(), name
+    assert (tmp_path / "out" / "results.json").read_bytes() != files["results.json"]
+    assert (tmp_path / "out" / "runner.log").read_bytes() == b"ran\n" and got.score == 1

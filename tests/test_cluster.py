@@ -29,7 +29,7 @@ from catalogue import load
 from conftest import REPO
 
 from autograder.batch import ray as ray_engine
-from autograder.batch.jobs import read_results
+from autograder.results import read_results
 
 pytestmark = [
     pytest.mark.slow,
@@ -143,12 +143,15 @@ import json, sys
 from pathlib import Path
 from autograder.batch.discovery import Job
 from autograder.batch.engine import grade_all
-from autograder.batch.jobs import read_results
+from autograder.results import read_results
+from autograder.grading_options import GradingOptions
 source, out = Path({str(REPO / "examples" / "masking" / "partly_wrong")!r}), Path({str(tmp_path)!r})
-job = Job("partly_wrong", source, "masking", secret="another-term", hidden_only=True, skip_tags=("runtime",))
+job = Job("partly_wrong", source, "masking",
+          options=GradingOptions(secret="another-term", hidden_only=True, skip_tags=("runtime",)))
 graded = [grade_all([job], out / "ray", engine="ray", address=sys.argv[1], progress=False)[0],
           grade_all([job], out / "local", progress=False)[0],
-          grade_all([Job("partly_wrong", source, "masking", hidden_only=True, skip_tags=("runtime",))],
+          grade_all([Job("partly_wrong", source, "masking",
+                         options=GradingOptions(hidden_only=True, skip_tags=("runtime",)))],
                           out / "committed", progress=False)[0]]
 print(json.dumps([[[t.number, t.score, t.output] for t in results.tests] for results in graded]))
 """

@@ -133,9 +133,11 @@ def test_time_budget_keeps_finished_tests_and_lists_the_rest(tmp_path):
         from pathlib import Path
         from autograder import course
         from autograder.grading.runner import grade_one
+        from autograder.grading_options import GradingOptions
         masking = course.load("masking")
         masking.submission_timeout = 12
-        grade_one(masking, Path({str(slow)!r}), Path({str(tmp_path / "out")!r}), name="slow", public_only=True)
+        grade_one(masking, Path({str(slow)!r}), Path({str(tmp_path / "out")!r}), name="slow",
+                  options=GradingOptions(public_only=True))
     """)
     subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
     results = Results.from_gradescope(json.loads((tmp_path / "out" / "results.json").read_text()))
@@ -201,9 +203,11 @@ def test_validate_grades_retrained_alternatives_alone_and_judges_them_in_order()
     """Alternatives that are retrained (they skip no test) are graded alone with the reference; their results are put
     back in the jobs' order, which the fresh secrets' runs follow, so that each is judged against its own."""
     from autograder.batch.discovery import Job
+    from autograder.grading_options import GradingOptions
 
-    jobs = [Job("reference", REPO, "lm"), Job("skeleton", REPO, "lm"), Job("mutant-m", REPO, "lm", skip_tags=("x",)),
-            Job("alternative-a", REPO, "lm"), Job("alternative-b", REPO, "lm", skip_tags=("retraining",))]
+    jobs = [Job("reference", REPO, "lm"), Job("skeleton", REPO, "lm"),
+            Job("mutant-m", REPO, "lm", options=GradingOptions(skip_tags=("x",))), Job("alternative-a", REPO, "lm"),
+            Job("alternative-b", REPO, "lm", options=GradingOptions(skip_tags=("retraining",)))]
     assert [job.name for job in _alone(jobs)] == ["reference", "alternative-a"]
     graded = [_results(f"lm/graded/{name}", [(1, 1)]) for name in ("reference", "alternative-a", "skeleton",
                                                                      "mutant-m", "alternative-b")]
@@ -330,9 +334,11 @@ def test_a_submission_that_does_not_load_is_said_once_at_the_top(tmp_path):
     (the rules report) is not counted among the passed tests."""
     from autograder.batch.gradebook import passed, summary_markdown
     from autograder.grading import runner
+    from autograder.grading_options import GradingOptions
 
     broken = reference_with(tmp_path, "broken", replace="raise RuntimeError('boom at import time')\n")
-    results = runner.grade_one(MASKING, broken, tmp_path / "out", name="broken", public_only=True)
+    results = runner.grade_one(MASKING, broken, tmp_path / "out", name="broken",
+                               options=GradingOptions(public_only=True))
     assert results.score == 0 and results.output.startswith("Your code could not be loaded")
     feedback = (tmp_path / "out" / "feedback.md").read_text()
     assert feedback.count("raised RuntimeError: boom at import time") == 1
@@ -394,10 +400,12 @@ def test_help_lists_every_command_with_an_example(capsys):
 def test_a_sandbox_that_cannot_start_is_the_graders_failure(tmp_path, monkeypatch):
     """No point, every test listed, and a status and message that blame the grader, not the student."""
     from autograder.grading import runner
+    from autograder.grading_options import GradingOptions
     from autograder.sandbox.isolation import Isolation
 
     monkeypatch.setattr(runner.Isolation, "detect", classmethod(lambda cls: Isolation("limits", problem="no uid")))
-    results = runner.grade_one(MASKING, MASKING.solution_dir, tmp_path / "out", name="reference", public_only=True)
+    results = runner.grade_one(MASKING, MASKING.solution_dir, tmp_path / "out", name="reference",
+                               options=GradingOptions(public_only=True))
     assert results.score == 0 and results.max_score > 0
     assert results.extra_data["status"].startswith("grader failed: the grader could not start")
     assert "The grader failed, not your code" in results.output

@@ -62,12 +62,14 @@ def test_runtime_tests_run_on_the_cpu_where_the_workers_cannot_reach_the_gpu(mon
     from autograder import course
     from autograder.grading import runner
     from autograder.grading.plugin import OUT_OF_REACH
+    from autograder.grading_options import GradingOptions
 
     monkeypatch.setenv("AUTOGRADER_COLD", "1")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: "a GPU out of reach")
     masking = course.load("masking")
-    results = runner.grade_one(masking, masking.solution_dir, tmp_path / "out", name="reference", hidden_only=True)
+    results = runner.grade_one(masking, masking.solution_dir, tmp_path / "out", name="reference",
+                               options=GradingOptions(hidden_only=True))
     runtime = [test for test in results.tests if "runtime" in test.tags]
     assert runtime and all(test.score == test.max_score for test in runtime), [t.output for t in runtime]
     assert all(" on cpu," in test.output for test in runtime)

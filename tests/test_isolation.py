@@ -36,10 +36,12 @@ from rich.console import Console
 
 from autograder import cli, course
 from autograder.authoring import leaks
+from autograder.batch import folder as batch_folder
 from autograder.batch import gradebook
 from autograder.batch.discovery import discover
 from autograder.batch.engine import grade_all
 from autograder.gradescope import students
+from autograder.grading_options import GradingOptions
 from autograder.results import Results
 from autograder.sandbox import permissions
 from autograder.sandbox.isolation import Isolation
@@ -156,8 +158,8 @@ def graded(request, tmp_path_factory) -> Graded:
     quick = {named_as[case.label] for case in cases if not case.runtime}
     retraining = {named_as[case.label] for case in cases if case.retraining}
     for job in jobs:
-        job.skip_tags = (*(("runtime",) if job.name in quick else ()),
-                         *(() if job.name in retraining else ("retraining",)))
+        job.options = GradingOptions(skip_tags=(*(("runtime",) if job.name in quick else ()),
+                                                *(() if job.name in retraining else ("retraining",))))
     try:
         with pytest.MonkeyPatch.context() as patch, private_tmp() as scratch:
             patch.setenv("AUTOGRADER_NAMESPACES", MODES[mode])
@@ -168,6 +170,7 @@ def graded(request, tmp_path_factory) -> Graded:
             terminal = io.StringIO()  # what the batch writes to the instructor's terminal: its progress bar
             with contextlib.redirect_stderr(terminal):
                 collected = grade_all(jobs, base / "out", workers=2, progress=True)
+            batch_folder.write(base / "out")  # the summary and gradebooks the command writes, checked below
             time.sleep(1.0)  # anything still alive would have written again by now
             processes = [pid for uid in permissions.UID_POOL for pid in permissions.processes_of(uid)]
             files = _leftovers(before, scratch)

@@ -10,6 +10,7 @@ import pytest
 from autograder import course
 from autograder.batch.discovery import discover
 from autograder.batch.engine import grade_all
+from autograder.grading_options import GradingOptions
 
 ZEROED = """
 
@@ -33,7 +34,7 @@ def test_zeroed_padded_outputs_keep_full_marks(tmp_path, name, module, cls):
         shutil.copy(assignment.solution_dir / file, folder / file)
     target = folder / f"{module}.py"
     target.write_text(target.read_text() + ZEROED.format(name=cls))
-    [results] = grade_all(discover([folder], name), tmp_path / "out", progress=False,
-                                skip_tags=("runtime",))
+    [results] = grade_all(discover([folder], name), tmp_path / "out", GradingOptions(skip_tags=("runtime",)),
+                          progress=False)
     lost = [f"{t.number} {t.name}: {t.output[:300]}" for t in results.tests if t.score < t.max_score]
     assert results.max_score > 0 and not lost, "\n".join(lost)

@@ -24,6 +24,7 @@ from autograder.authoring.build import _same, same_store
 from autograder.batch.discovery import Job
 from autograder.batch.engine import grade_all
 from autograder.grading.oracle import read_store
+from autograder.grading_options import GradingOptions
 
 pytestmark = pytest.mark.slow
 
@@ -42,7 +43,8 @@ def recorded(tmp_path_factory) -> dict:
 
     def record(name: str) -> None:
         job = {"assignment": name, "submission": str(course.load(name).solution_dir), "out": str(base / name),
-               "name": "reference", "public_only": True, "oracle": "record", "record_to": str(stores[name])}
+               "name": "reference", "record_to": str(stores[name]),
+               "options": GradingOptions(public_only=True, oracle="record").to_json()}
         # Two recordings at a time, so their threads wait without spinning (as side-by-side gradings do).
         subprocess.run([sys.executable, "-c", RECORD], input=json.dumps(job).encode(),
                        env={**os.environ, **OTHER_CPU, "OMP_WAIT_POLICY": "PASSIVE"}, check=True, capture_output=True)
@@ -75,7 +77,7 @@ def _scores(out) -> dict:
     jobs = [Job(f"{path.parent.name}-{path.name}", path, path.parent.name)
             for path in sorted((REPO / "examples").glob("*/*"))
             if path.name in ("reference", "partly_wrong", "correct")]
-    collected = grade_all(jobs, out, workers=2, public_only=True, oracle="replay", progress=False)
+    collected = grade_all(jobs, out, GradingOptions(public_only=True, oracle="replay"), workers=2, progress=False)
     return {r.submission: {t.number: t.score for t in r.tests} | {"max": r.max_score} for r in collected}
 
 

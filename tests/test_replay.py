@@ -25,6 +25,7 @@ from autograder.grading.oracle import (
 )
 from autograder.grading.plugin import GradingPlugin
 from autograder.grading.proxy import Student
+from autograder.grading_options import GradingOptions
 from autograder.sandbox.config import Limits
 from autograder.sandbox.isolation import Isolation
 
@@ -62,7 +63,8 @@ def test_replay_agrees_with_live_grading_when_a_function_is_missing(tmp_path, na
     job = _with_unwritten(tmp_path, name, module, function)
     verdicts = {}
     for oracle in ("live", "replay"):
-        [results] = grade_all([job], tmp_path / oracle, public_only=True, oracle=oracle, progress=False)
+        [results] = grade_all([job], tmp_path / oracle, GradingOptions(public_only=True, oracle=oracle),
+                                   progress=False)
         verdicts[oracle] = {t.number: (t.score, t.output) for t in results.tests}
     assert verdicts["replay"] == verdicts["live"]
     assert any(score for score, _ in verdicts["replay"].values())

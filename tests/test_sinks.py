@@ -206,7 +206,7 @@ def written(tmp_path_factory) -> tuple[Path, list[Results], dict[str, Path]]:
         metadata[folder.name] = {":submitters": [{":name": text, ":email": text, ":sid": text}]}
         results.write(out / f"submission_{index}")
     (export / "submission_metadata.yml").write_text(yaml.safe_dump(metadata))
-    gradebook.write_batch(collected, out)
+    gradebook.write_batch(collected, out, students=page.students_of(out, collected, sources))
     page.write(out, collected, sources)
     return out, collected, sources
 

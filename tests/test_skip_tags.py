@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
+
 import pytest
 from conftest import REPO, reference_with
 
@@ -11,14 +14,17 @@ from autograder.batch import engine, gradebook
 from autograder.batch.discovery import Job
 from autograder.batch.engine import grade_all
 from autograder.batch.jobs import grade_job
+from autograder.grading_options import GradingOptions
 from autograder.results import Results, TestResult
 from autograder.sandbox.isolation import Isolation
 
 
 def test_skipped_tests_are_listed_not_scored(tmp_path):
     """The public masking tests without those tagged masked_softmax (a batch-wide tag) or padding_mask (the job's)."""
-    job = Job("cheap", reference_with(tmp_path, "masking"), "masking", skip_tags=("padding_mask",))
-    [cheap] = grade_all([job], tmp_path / "out", public_only=True, progress=False, skip_tags=["masked_softmax"])
+    job = Job("cheap", reference_with(tmp_path, "masking"), "masking",
+              options=GradingOptions(skip_tags=("padding_mask",)))
+    [cheap] = grade_all([job], tmp_path / "out", GradingOptions(public_only=True, skip_tags=("masked_softmax",)),
+                        progress=False)
     skipped = cheap.extra_data["skipped"]
     assert cheap.tests and len(skipped) >= 6, "the reference's other public tests ran; those tagged did not"
     assert not any({"masked_softmax", "padding_mask"} & set(t.tags) for t in cheap.tests)
@@ -38,15 +44,15 @@ def test_skipped_tests_are_listed_not_scored(tmp_path):
 def test_cli_passes_every_skip_tag_to_every_job(tmp_path, monkeypatch):
     seen = {}
 
-    def fake_grade_all(jobs, out, **options):
-        seen.update(options, jobs=jobs)
+    def fake_grade_all(jobs, out, options, **where):
+        seen.update(where, options=options, jobs=jobs)
         return []
 
     monkeypatch.setattr(engine, "grade_all", fake_grade_all)
     monkeypatch.setattr(gradebook, "print_summary", lambda collected: None)
     assert cli.main(["grade", str(REPO / "solutions" / "masking"), "--out", str(tmp_path), "--skip-tag", "retraining",
                      "--skip-tag", "runtime", "--quiet"]) == 0
-    assert seen["skip_tags"] == ["retraining", "runtime"] and len(seen["jobs"]) == 1
+    assert seen["options"] == GradingOptions(skip_tags=("retraining", "runtime")) and len(seen["jobs"]) == 1
 
 
 def _results(name: str, cells: list[tuple[float, float] | None]) -> Results:
@@ -73,8 +79,8 @@ def validated_jobs(tmp_path, monkeypatch) -> list[Job]:
     """The jobs ``validate masking`` grades, with gradings faked: the reference passes, everything else fails."""
     graded = []
 
-    def fake_grade_all(jobs, out, **options):
-        graded.extend(jobs)
+    def fake_grade_all(jobs, out, options, **where):
+        graded.extend(dataclasses.replace(job, options=job.options.over(options)) for job in jobs)
         return [_results(job.name, [(1, 1) if job.name.endswith("/reference") else (0, 1)]) for job in jobs]
 
     monkeypatch.setattr(validate, "grade_all", fake_grade_all)
@@ -84,7 +90,7 @@ def validated_jobs(tmp_path, monkeypatch) -> list[Job]:
 
 
 def test_validate_skips_retraining_for_mutants_only_and_runtime_for_all_but_slow_ones(validated_jobs):
-    subjects = {job.name.removeprefix("masking/graded/"): job.skip_tags for job in validated_jobs
+    subjects = {job.name.removeprefix("masking/graded/"): job.options.skip_tags for job in validated_jobs
                 if job.name.startswith("masking/graded/")}
     assert subjects.pop("reference") == subjects.pop("skeleton") == ()
     assert "retraining" in validate.MUTANT_SKIP_TAGS
@@ -94,23 +100,24 @@ def test_validate_skips_retraining_for_mutants_only_and_runtime_for_all_but_slow
 
 
 def test_validate_draws_the_hidden_tests_again_under_fresh_secrets(validated_jobs):
-    fresh = [job for job in validated_jobs if job.secret is not None]
+    fresh = [job for job in validated_jobs if job.options.secret is not None]
     graded = [job for job in validated_jobs if job.name.startswith("masking/graded/")]
-    assert {job.secret for job in fresh} == {"validate-fresh-1", "validate-fresh-2"} == set(validate.fresh_secrets(2))
+    assert {job.options.secret for job in fresh} == {"validate-fresh-1", "validate-fresh-2"} \
+        == set(validate.fresh_secrets(2))
     assert len(fresh) == validate.FRESH_SECRETS * len(graded)
-    assert all(job.hidden_only and "runtime" in job.skip_tags and "retraining" in job.skip_tags for job in fresh)
-    assert all(job.oracle == "verdicts" and job.name.startswith("masking/fresh-") for job in fresh)
+    assert all(job.options.hidden_only and {"runtime", "retraining"} <= set(job.options.skip_tags) for job in fresh)
+    assert all(job.options.oracle == "verdicts" and job.name.startswith("masking/fresh-") for job in fresh)
 
 
 def test_validate_grades_under_as_many_fresh_secrets_as_asked(tmp_path, monkeypatch):
     """`make test` asks for one fresh secret (CI's time budget): one grading of each subject's hidden tests, under
     validate-fresh-1; the command line passes --fresh-secrets through."""
     graded = []
-    monkeypatch.setattr(validate, "grade_all", lambda jobs, out, **options: graded.extend(jobs) or
+    monkeypatch.setattr(validate, "grade_all", lambda jobs, out, options, **where: graded.extend(jobs) or
                         [_results(job.name, [(1, 1) if job.name.endswith("/reference") else (0, 1)]) for job in jobs])
     monkeypatch.setattr(validate, "_unnamed", lambda graded, catalogue: [])
     assert validate.validate(["masking"], tmp_path, workers=1, fresh=1)
-    assert {job.secret for job in graded if job.secret is not None} == {"validate-fresh-1"}
+    assert {job.options.secret for job in graded if job.options.secret is not None} == {"validate-fresh-1"}
     seen = {}
     monkeypatch.setattr(validate, "validate", lambda names, out, jobs, **options: seen.update(options) or True)
     assert cli.main(["validate", "masking", "--fresh-secrets", "1", "--out", str(tmp_path / "cli")]) == 0
@@ -120,7 +127,8 @@ def test_validate_grades_under_as_many_fresh_secrets_as_asked(tmp_path, monkeypa
 def test_validate_replays_the_reference_and_skeleton_with_the_public_tests(validated_jobs):
     replayed = [job for job in validated_jobs if "/replayed/" in job.name]
     assert [job.name for job in replayed] == ["masking/replayed/reference", "masking/replayed/skeleton"]
-    assert all(job.public_only and job.oracle == "replay" and job.secret is None for job in replayed)
+    assert all(job.options.public_only and job.options.oracle == "replay" and job.options.secret is None
+               for job in replayed)
 
 
 def test_a_jobs_own_oracle_and_public_only_win_over_the_batchs(tmp_path):
@@ -139,7 +147,24 @@ def test_a_jobs_own_oracle_and_public_only_win_over_the_batchs(tmp_path):
             pass
 
     source = REPO / "solutions" / "masking"
-    for job in (Job("own", source, "masking", public_only=True, oracle="replay"),
+    for job in (Job("own", source, "masking", options=GradingOptions(public_only=True, oracle="replay")),
                 Job("batch's", source, "masking")):
-        grade_job(job, tmp_path / job.name, oracle="verdicts", runners=Runners())
-    assert [(spec["public_only"], spec["oracle"]) for spec in asked] == [(True, "replay"), (False, "verdicts")]
+        grade_job(job, tmp_path / job.name, GradingOptions(oracle="verdicts"), runners=Runners())
+    assert [(spec["options"]["public_only"], spec["options"]["oracle"]) for spec in asked] == [(True, "replay"),
+                                                                                              (False, "verdicts")]
+
+
+def test_grading_options_are_one_record_from_the_batch_to_the_runner():
+    """A job's own options over the batch's (``GradingOptions.over``), sent to the runner as JSON and read back into
+    the same record; a job that sets nothing is graded with the batch's options exactly."""
+    batch = GradingOptions(public_only=True, skip_tags=("runtime",), oracle="live", secret="term")
+    own = GradingOptions(hidden_only=True, skip_tags=("retraining", "runtime"), oracle="verdicts")
+    merged = own.over(batch)
+    assert merged == GradingOptions(public_only=True, hidden_only=True, skip_tags=("runtime", "retraining"),
+                                    oracle="verdicts", secret="term")
+    assert GradingOptions().over(batch) == batch
+    assert GradingOptions(secret="fresh").over(batch).secret == "fresh"
+    assert GradingOptions.from_json(json.loads(json.dumps(merged.to_json()))) == merged
+    for wrong in ({"public_only": True, "skip": []}, {"skip_tags": "runtime"}, ["public_only"]):
+        with pytest.raises(ValueError):
+            GradingOptions.from_json(wrong)

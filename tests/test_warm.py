@@ -25,6 +25,7 @@ from autograder.batch.discovery import Job
 from autograder.batch.engine import grade_all
 from autograder.batch.jobs import grade_job
 from autograder.batch.runners import ZYGOTES, Runners, close_zygotes
+from autograder.grading_options import GradingOptions
 from autograder.sandbox.config import Limits
 from autograder.sandbox.isolation import Isolation
 from autograder.sandbox.process import Sandbox, SandboxError
@@ -259,7 +260,7 @@ def test_warm_and_cold_batches_grade_alike(tmp_path, monkeypatch):
     for cold in ("0", "1"):
         monkeypatch.setenv("AUTOGRADER_COLD", cold)
         jobs = [Job(f"partly-{number}", source, MASKING.name) for number in range(2)]
-        collected = grade_all(jobs, tmp_path / f"out-{cold}", progress=False, public_only=True)
+        collected = grade_all(jobs, tmp_path / f"out-{cold}", GradingOptions(public_only=True), progress=False)
         scores[cold] = [{t.number: t.score for t in results.tests} for results in collected]
         if cold == "0":
             deadline = time.monotonic() + 60
@@ -370,7 +371,7 @@ def test_a_batch_collects_what_its_runners_leave_as_it_goes(tmp_path, monkeypatc
     watcher = threading.Thread(target=count)
     watcher.start()
     try:
-        grade_all(jobs, tmp_path / "out", workers=1, progress=False, public_only=True)
+        grade_all(jobs, tmp_path / "out", GradingOptions(public_only=True), workers=1, progress=False)
     finally:
         done.set()
         watcher.join()

@@ -31,6 +31,7 @@ from autograder.authoring import leaks, notebooks
 from autograder.authoring.markers import SKIP, BuildError, strip_solutions
 from autograder.grading import FLOAT_TOLERANCE, tolerance
 from autograder.grading.oracle import read_store, store_fingerprint
+from autograder.grading_options import GradingOptions
 from autograder.results import Results
 
 HAND_IN = ".predictions"  # what the reference hands in beside its code (the lm's holds the test answers): no starter
@@ -121,7 +122,8 @@ def record_expected(assignment: course.Assignment) -> list[str]:
     with scratch.folder("build") as temp:
         store = temp / "expected.zip"
         job = {"assignment": assignment.name, "submission": str(assignment.solution_dir), "name": "reference",
-               "out": str(temp / "out"), "public_only": True, "oracle": "record", "record_to": str(store)}
+               "out": str(temp / "out"), "record_to": str(store),
+               "options": GradingOptions(public_only=True, oracle="record").to_json()}
         process = subprocess.run([sys.executable, "-m", "autograder.grading.runner"], input=json.dumps(job),
                                  capture_output=True, text=True, check=False)
         if process.returncode != 0 or not store.is_file():

@@ -27,6 +27,7 @@ from autograder import course, trees
 from autograder.authoring import mutations
 from autograder.batch.discovery import Job
 from autograder.batch.engine import grade_all
+from autograder.grading_options import GradingOptions
 from autograder.results import Results
 
 SKIP_TAGS = ("retraining", "runtime")
@@ -117,17 +118,15 @@ def run(names: list[str], out: Path, workers: int, *, limit: int | None = None, 
                                              enumerate(outcome.graded)]
         outcomes.append(outcome)
     cluster = {"engine": engine, "address": address}
-    public = [(name, index, Job(f"{name}/public/{index}", source, name, skip_tags=SKIP_TAGS, public_only=True,
-                                oracle="verdicts"))
+    public = [(name, index, Job(f"{name}/public/{index}", source, name,
+                                options=GradingOptions(skip_tags=SKIP_TAGS, public_only=True, oracle="verdicts")))
               for name, (_, _, sources) in chosen.items() for index, source in enumerate(sources)]
-    first = grade_all([job for _, _, job in public], out, workers=workers, oracle="verdicts", progress=True,
-                      **cluster)
+    first = grade_all([job for _, _, job in public], out, workers=workers, progress=True, **cluster)
     survivors = [(name, index) for (name, index, _), results in zip(public, first, strict=True) if not _lost(results)]
-    hidden = [(name, index, Job(f"{name}/hidden/{index}", chosen[name][2][index], name, skip_tags=SKIP_TAGS,
-                                hidden_only=True, oracle="verdicts"))
+    hidden = [(name, index, Job(f"{name}/hidden/{index}", chosen[name][2][index], name,
+                                options=GradingOptions(skip_tags=SKIP_TAGS, hidden_only=True, oracle="verdicts")))
               for name, index in survivors if chosen[name][0].hidden_dir.is_dir()]
-    second = grade_all([job for _, _, job in hidden], out, workers=workers, oracle="verdicts", progress=True,
-                       **cluster)
+    second = grade_all([job for _, _, job in hidden], out, workers=workers, progress=True, **cluster)
     alive = {(name, index) for (name, index, _), results in zip(hidden, second, strict=True) if not _lost(results)}
     alive |= {(name, index) for name, index in survivors if not chosen[name][0].hidden_dir.is_dir()}
     for name, (assignment, outcome, _) in chosen.items():

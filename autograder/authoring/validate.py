@@ -34,6 +34,7 @@ from autograder.authoring import alternatives, rules
 from autograder.batch.discovery import Job
 from autograder.batch.engine import grade_all
 from autograder.grading import mutants
+from autograder.grading_options import GradingOptions
 from autograder.results import Results, points
 
 MUTANT_SKIP_TAGS = ("retraining",)
@@ -65,14 +66,14 @@ def validate(names: list[str], out: Path, workers: int, engine: str = "local", a
         catalogue = mutants.catalog(assignment)
         subjects[name] = assignment, catalogue, _jobs(assignment, catalogue, alternatives.catalog(assignment),
                                                       out / name / "subjects")
-    alone = {name: grade_all([_named(job, name, "graded") for job in _alone(jobs)], out, workers=1, oracle="live",
+    live = GradingOptions(oracle="live")
+    alone = {name: grade_all([_named(job, name, "graded") for job in _alone(jobs)], out, live, workers=1,
                              progress=False, **cluster) for name, (_, _, jobs) in subjects.items()}
     references = {name: graded[0] for name, graded in alone.items()}
     runs = {name: _runs(name, assignment, jobs, secrets) for name, (assignment, _, jobs) in subjects.items()}
     order = sorted(names, key=lambda name: -references[name].execution_time)
     everything = [(name, kind, job) for name in order for kind, jobs in runs[name].items() for job in jobs]
-    graded = grade_all([job for _, _, job in everything], out, workers=workers, oracle="live", progress=False,
-                             **cluster)
+    graded = grade_all([job for _, _, job in everything], out, live, workers=workers, progress=False, **cluster)
     collected = {name: {kind: [] for kind in runs[name]} for name in names}
     for (name, kind, _), results in zip(everything, graded, strict=True):
         collected[name][kind].append(_short(results))
@@ -113,9 +114,10 @@ def _jobs(assignment: course.Assignment, catalogue: list[mutants.Mutant],
     name = assignment.name
     return [Job("reference", assignment.solution_dir, name), Job("skeleton", assignment.skeleton_dir, name),
             *(Job(f"mutant-{mutant.name}", mutant.materialize(folder / mutant.name), name,
-                        skip_tags=MUTANT_SKIP_TAGS + (() if mutant.slow else ("runtime",))) for mutant in catalogue),
+                  options=GradingOptions(skip_tags=MUTANT_SKIP_TAGS + (() if mutant.slow else ("runtime",))))
+              for mutant in catalogue),
             *(Job(f"alternative-{other.name}", other.materialize(folder / f"alternative-{other.name}"), name,
-                  skip_tags=() if other.retraining else MUTANT_SKIP_TAGS) for other in others)]
+                  options=GradingOptions(skip_tags=() if other.retraining else MUTANT_SKIP_TAGS)) for other in others)]
 
 
 def _runs(name: str, assignment: course.Assignment, jobs: list[Job], secrets: list[str]) -> dict[str, list[Job]]:
@@ -136,7 +138,7 @@ def _runs(name: str, assignment: course.Assignment, jobs: list[Job], secrets: li
 def _alone(jobs: list[Job]) -> list[Job]:
     """The gradings that run before the batch, one at a time: the reference, then the alternatives that are
     retrained (the jobs of ``_jobs`` that skip no test)."""
-    return [jobs[0], *(job for job in jobs if job.name.startswith("alternative-") and not job.skip_tags)]
+    return [jobs[0], *(job for job in jobs if job.name.startswith("alternative-") and not job.options.skip_tags)]
 
 
 def _in_order(jobs: list[Job], graded: list[Results]) -> list[Results]:
@@ -147,8 +149,9 @@ def _in_order(jobs: list[Job], graded: list[Results]) -> list[Results]:
 
 
 def _named(job: Job, name: str, kind: str, **changes) -> Job:
-    """``job`` graded into ``<name>/<kind>/<its name>`` of validate's folder, with ``changes``."""
-    return dataclasses.replace(job, name=f"{name}/{kind}/{job.name}", **changes)
+    """``job`` graded into ``<name>/<kind>/<its name>`` of validate's folder, with ``changes`` to its own options."""
+    return dataclasses.replace(job, name=f"{name}/{kind}/{job.name}",
+                               options=dataclasses.replace(job.options, **changes))
 
 
 def _short(results: Results) -> Results:

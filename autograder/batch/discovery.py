@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from autograder import course, scratch, trees
+from autograder.grading_options import GradingOptions
 from autograder.submission import (
     EXPORT_BYTES,
     EXPORT_FILES,
@@ -57,11 +58,10 @@ class UnreadablePath(Exception):
 
 @dataclass
 class Job:
-    """One submission to grade; ``skip_tags``: tags of tests not to run for it (see ``runner.grade_one``); ``secret``:
-    the hidden seed to grade under instead of the term's, with ``hidden_only`` (``autograder validate`` draws the
-    hidden tests' inputs under fresh secrets); ``public_only`` and ``oracle``: the job's own, whatever the batch's
-    (validate grades its whole matrix in one batch). Its results go to ``out/name``: ``discover`` names a submission
-    (``folder_name``); validate's own jobs are named with folders (``out/masking/graded/reference``).
+    """One submission to grade; ``options``: its own grading options, over the batch's (``GradingOptions.over``:
+    ``autograder validate`` grades its whole matrix in one batch, the hidden tests under fresh secrets, some subjects
+    with public tests replayed, mutants without their slow tests). Its results go to ``out/name``: ``discover`` names a
+    submission (``folder_name``); validate's own jobs are named with folders (``out/masking/graded/reference``).
     ``given``: the path given to the command that it was found under; what lies below it and above the submission is
     the student's (``gradescope.students`` reads an export's metadata only at or above it)."""
 
@@ -69,11 +69,7 @@ class Job:
     source: Path
     assignment: str | None
     problem: str = ""
-    skip_tags: tuple[str, ...] = ()
-    secret: str | None = None
-    hidden_only: bool = False
-    public_only: bool = False
-    oracle: str | None = None
+    options: GradingOptions = GradingOptions()
     given: Path | None = None
 
 

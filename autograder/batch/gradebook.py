@@ -17,17 +17,25 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from autograder import scratch, sinks
-from autograder.batch.jobs import read_results
-from autograder.results import STOPPED, Results, Status, points
+from autograder import course, scratch, sinks
+from autograder.results import STOPPED, Results, Status, points, read_results
 
 STOPPED_STATUS = "stopped"  # a grading a signal stopped (``Status.INCOMPLETE`` for ``results.STOPPED``), as rows say
 
 
-def write_batch(collected: list[Results], out: Path, unstarted: list[str] | tuple[str, ...] = ()) -> None:
-    """The batch's own files from the results of the submissions that have them: the gradebook, the written answers
-    and the summary; ``unstarted``: the submissions a stop left without any (the summary names them)."""
+def write_batch(collected: list[Results], out: Path, unstarted: list[str] | tuple[str, ...] = (),
+                students: dict | None = None) -> None:
+    """The batch's own files from the results of the submissions that have them: the gradebook, one per assignment
+    (with ``students``, ``write_gradebook``'s, when given), the written answers and the summary; ``unstarted``: the
+    submissions a stop left without any (the summary names them). ``autograder.batch.folder.write`` calls it."""
     write_gradebook(collected, out / "gradebook.csv")
+    if students is not None:
+        by_assignment: dict[str, list[Results]] = {}
+        for results in collected:
+            by_assignment.setdefault(results.assignment, []).append(results)
+        for name, group in by_assignment.items():
+            if name in course.names():
+                write_gradebook(group, out / f"gradebook-{name}.csv", students)
     write_manual_answers(collected, out / "manual_answers.csv")
     scratch.write_whole(out / "summary.md", summary_markdown(collected, unstarted))
 

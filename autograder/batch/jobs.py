@@ -7,7 +7,7 @@ not shrink."""
 from __future__ import annotations
 
 import contextlib
-import json
+import dataclasses
 import os
 import signal
 import subprocess
@@ -17,22 +17,21 @@ from autograder import course, sinks, trees
 from autograder.batch.discovery import Job
 from autograder.batch.runners import Runners
 from autograder.course import SECRET_ENV
-from autograder.results import Results, Status, TestResult
+from autograder.grading_options import GradingOptions
+from autograder.results import Results, Status, TestResult, read_results
 from autograder.sandbox import permissions
 from autograder.sandbox.isolation import Isolation
 
 HARD_LIMIT_MARGIN = 120.0
 
 
-def grade_job(job: Job, out_dir: Path, *, public_only: bool = False, oracle: str = "auto",
-              skip_tags: tuple[str, ...] | list[str] = (), runners: Runners | None = None,
-              secret: str | None = None) -> Results | None:
+def grade_job(job: Job, out_dir: Path, options: GradingOptions = GradingOptions(), *,
+              runners: Runners | None = None) -> Results | None:
     """Grade one job in its own runner process into ``out_dir``; a results file is written whatever happens, unless
     the batch was stopped before the runner listed its tests (then nothing, and None).
 
-    Tests tagged with one of ``skip_tags`` or the job's own are not run; ``runners`` are the batch's runners (a lone
-    job gets its own); ``secret`` the term's hidden seed (default: ``AUTOGRADER_SECRET`` where it is set; a job's own
-    ``secret`` wins over both).
+    ``options``: the batch's, under the job's own (``GradingOptions.over``), the term's secret where neither sets one
+    (``with_term_secret``); ``runners`` are the batch's runners (a lone job gets its own).
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     results_file = out_dir / "results.json"
@@ -42,16 +41,10 @@ def grade_job(job: Job, out_dir: Path, *, public_only: bool = False, oracle: str
     if runners is None:
         runners = Runners(Isolation.detect())
         with runners.stop_on_signals():
-            return grade_job(job, out_dir, public_only=public_only, oracle=oracle, skip_tags=skip_tags,
-                             runners=runners, secret=secret)
+            return grade_job(job, out_dir, options, runners=runners)
     assignment = course.load(job.assignment)
-    tags = list(dict.fromkeys((*skip_tags, *job.skip_tags)))
     spec = {"assignment": job.assignment, "submission": os.path.abspath(job.source), "out": os.path.abspath(out_dir),
-            "name": job.name, "oracle": job.oracle or oracle, "public_only": public_only or job.public_only,
-            "hidden_only": job.hidden_only, "skip_tags": tags}
-    secret = next((s for s in (job.secret, secret, os.environ.get(SECRET_ENV)) if s is not None), None)
-    if secret is not None:
-        spec["secret"] = secret
+            "name": job.name, "options": with_term_secret(job.options.over(options)).to_json()}
     limit = assignment.submission_timeout + HARD_LIMIT_MARGIN
     problem = ""
     alone = permissions.graded_alone() if runners.isolation.mode == "permissions" else contextlib.nullcontext()
@@ -82,6 +75,14 @@ def grade_job(job: Job, out_dir: Path, *, public_only: bool = False, oracle: str
         results = completed(results, job, problem or "no results were written")
         results.write(out_dir)
     return results
+
+
+def with_term_secret(options: GradingOptions) -> GradingOptions:
+    """``options`` with the term's secret from this process's ``AUTOGRADER_SECRET`` where they set none (a cluster's
+    driver sends its own: a worker does not have the driver's environment)."""
+    if options.secret is not None or os.environ.get(SECRET_ENV) is None:
+        return options
+    return dataclasses.replace(options, secret=os.environ[SECRET_ENV])
 
 
 def _log_end(log: Path, problem: str) -> None:
@@ -121,14 +122,6 @@ def completed(results: Results | None, job: Job, problem: str) -> Results:
         results.tests.append(TestResult(name="Grading", number="0", score=0, max_score=0, status="failed",
                                         output=note))
     return results
-
-
-def read_results(path: Path) -> Results | None:
-    """A results.json file, or None when it is missing or unreadable."""
-    try:
-        return Results.from_gradescope(json.loads(path.read_text()))
-    except (OSError, ValueError, TypeError, KeyError):
-        return None
 
 
 

@@ -9,23 +9,22 @@ from pathlib import Path
 
 from autograder.batch.discovery import Job
 from autograder.batch.engine import Interrupted, advance, progress_bar
-from autograder.batch.gradebook import write_batch
 from autograder.batch.jobs import grade_job
 from autograder.batch.runners import Runners
 from autograder.course import REPO_ROOT
+from autograder.grading_options import GradingOptions
 from autograder.results import Results
 from autograder.sandbox import permissions
 from autograder.sandbox.isolation import Isolation
 from autograder.sandbox.reaping import become_subreaper
 
 
-def grade_all(jobs: list[Job], out: Path, *, workers: int = 1, public_only: bool = False, oracle: str = "auto",
-              progress: bool = True, skip_tags: tuple[str, ...] | list[str] = (),
-              address: str | None = None) -> list[Results]:
-    """Grade every job into ``out/<name>/``; return the results in job order.
+def grade_all(jobs: list[Job], out: Path, options: GradingOptions = GradingOptions(), *, workers: int = 1,
+              progress: bool = True, address: str | None = None) -> list[Results]:
+    """Grade every job into ``out/<name>/`` with ``options`` (under each job's own); return the results in job order.
 
-    ``skip_tags`` apply to every job, in addition to each job's own. A stop signal raises ``Interrupted`` once the
-    runners have stopped and the gradebook of what finished is written. ``address`` is the Ray engine's, unused here.
+    A stop signal raises ``Interrupted`` once the runners have stopped, with what finished. ``address`` is the Ray
+    engine's, unused here.
     """
     become_subreaper()
     out.mkdir(parents=True, exist_ok=True)
@@ -40,8 +39,7 @@ def grade_all(jobs: list[Job], out: Path, *, workers: int = 1, public_only: bool
     def run(index: int, job: Job) -> None:
         if runners.stopping:
             return
-        results = grade_job(job, out / job.name, public_only=public_only, oracle=oracle, skip_tags=skip_tags,
-                            runners=runners)
+        results = grade_job(job, out / job.name, options, runners=runners)
         if results is None:
             return
         finished[index] = results
@@ -52,7 +50,6 @@ def grade_all(jobs: list[Job], out: Path, *, workers: int = 1, public_only: bool
             future.result()
     bar.close()
     collected = [finished[index] for index in sorted(finished)]
-    write_batch(collected, out)
     if runners.stopping:
         raise Interrupted(collected)
     return collected

@@ -4,8 +4,9 @@ grades a submission is unchanged.
 Each submission is one Ray task (``grade_task``) that runs on some node exactly what the local engine runs for it
 (``grade_job``: a runner forked by a warm zygote, kept for the life of the Ray worker process, whose workers
 apply the same sandbox). No shared file system is assumed: the submission travels to the task as bytes
-(``submission.pack``) and every file the grading wrote comes back as data; the driver writes ``results/``, the
-gradebook and the summary as the local engine does (``write_batch``), with the same progress bar.
+(``submission.pack``) and every file the grading wrote comes back as data; the driver writes each submission's
+folder (its results through ``Results.write``) and returns the results as the local engine does, with the same
+progress bar (the batch's gradebooks are ``autograder.batch.folder``'s).
 
 Every grading runs with ``OMP_WAIT_POLICY=PASSIVE``, as on the local engine (``autograder.batch.runners``): on a node
 shared with other gradings and Ray's own processes, OpenMP threads that spin while they wait made an lm grading
@@ -20,7 +21,7 @@ worker, so it is not retried; the driver keeps one result per submission, so not
 gradebook. A task that no live node can run (its nodes were lost, or none was ever big enough) would wait for ever
 in Ray's queue: after ``STRANDED_SECONDS`` without such a node, the driver cancels it and the submission gets a "not
 graded" result that says what it needs. SIGINT or SIGTERM cancels the tasks not finished (their processes are
-killed; their runners and workers die with them), writes the gradebook of what finished and raises ``Interrupted``.
+killed; their runners and workers die with them) and raises ``Interrupted`` with what finished.
 """
 
 from __future__ import annotations
@@ -38,11 +39,11 @@ from pathlib import Path
 from autograder import course, scratch
 from autograder.batch.discovery import Job
 from autograder.batch.engine import EngineError, Interrupted, advance, progress_bar
-from autograder.batch.gradebook import write_batch
-from autograder.batch.jobs import completed, grade_job, not_graded, read_results
+from autograder.batch.jobs import completed, grade_job, not_graded, with_term_secret
 from autograder.batch.runners import Runners
-from autograder.course import REPO_ROOT, SECRET_ENV
-from autograder.results import Results
+from autograder.course import REPO_ROOT
+from autograder.grading_options import GradingOptions
+from autograder.results import Results, parse_results
 from autograder.sandbox import permissions
 from autograder.sandbox.isolation import Isolation
 from autograder.submission import SubmissionError, pack, unpack
@@ -93,27 +94,26 @@ def _loopback(address: str | None) -> bool:
         return False
 
 
-def grade_task(fields: dict, packed: tuple[str, bytes], options: dict) -> dict[str, bytes]:
-    """One submission, in a Ray worker: ``fields`` are its ``Job``'s but the source (all of them: a job's own
-    secret and test selection, as ``autograder validate`` sets them, must reach the grading), ``packed`` its files
-    (``submission.pack``) and ``options`` ``grade_job``'s keywords plus ``side_by_side``; returns every file the
-    grading wrote, by path relative to its results folder."""
+def grade_task(job: Job, packed: tuple[str, bytes], options: GradingOptions, many: bool) -> dict[str, bytes]:
+    """One submission, in a Ray worker: ``job`` with its own options (a job's own secret and test selection, as
+    ``autograder validate`` sets them, must reach the grading) but a source on the driver, ``packed`` its files
+    (``submission.pack``), ``options`` the batch's (the driver's secret in them) and ``many`` whether the batch has
+    several submissions (they share this worker's runner zygote); returns every file the grading wrote, by path
+    relative to its results folder."""
     isolation = Isolation.detect()
     permissions.keep_out(isolation, checkout=REPO_ROOT)
     with scratch.folder("task") as temp:  # mode 0700: the grader's alone
         out_dir = temp / "out"
-        job = Job(**fields, source=unpack(*packed, temp / "source"))
-        many = options.pop("side_by_side")  # a batch of many: its submissions share this worker's runner zygote
+        job = dataclasses.replace(job, source=unpack(*packed, temp / "source"))
         runners = Runners(isolation, side_by_side=many, huge_pages=many)
         with runners.stop_on_signals(signals=False):
-            grade_job(job, out_dir, runners=runners, **options)
+            grade_job(job, out_dir, options, runners=runners)
         return {str(path.relative_to(out_dir)): path.read_bytes() for path in sorted(out_dir.rglob("*"))
                 if path.is_file()}
 
 
-def grade_all(jobs: list[Job], out: Path, *, workers: int = 1, public_only: bool = False, oracle: str = "auto",
-              progress: bool = True, skip_tags: tuple[str, ...] | list[str] = (),
-              address: str | None = None) -> list[Results]:
+def grade_all(jobs: list[Job], out: Path, options: GradingOptions = GradingOptions(), *, workers: int = 1,
+              progress: bool = True, address: str | None = None) -> list[Results]:
     """The engine's ``grade_all`` (``autograder.batch.engine.Engine``) on the Ray cluster at ``address``: grade every
     job into ``out/<name>/``; return the results in job order. ``workers`` is the cluster's to decide, not ours."""
     ray = connect(address)
@@ -121,6 +121,7 @@ def grade_all(jobs: list[Job], out: Path, *, workers: int = 1, public_only: bool
     permissions.keep_out(Isolation.detect(), [out])
     gpus = ray.cluster_resources().get("GPU", 0) > 0
     remote = ray.remote(grade_task)
+    options = with_term_secret(options)  # the driver's: a worker does not have its environment
     bar = progress_bar(len(jobs), progress)
     finished: dict[int, Results] = {}
     pending: dict = {}  # Ray's reference to a task's result -> the index of its job
@@ -137,15 +138,13 @@ def grade_all(jobs: list[Job], out: Path, *, workers: int = 1, public_only: bool
             advance(bar, finished[index])
             continue
         assignment = course.load(job.assignment)
-        tags = {*skip_tags, *job.skip_tags}
+        tags = set(job.options.over(options).skip_tags)
         threads = assignment.limits.threads
-        fields = {field.name: getattr(job, field.name) for field in dataclasses.fields(job) if field.name != "source"}
-        options = {"public_only": public_only, "oracle": oracle, "skip_tags": list(skip_tags),
-                   "secret": os.environ.get(SECRET_ENV), "side_by_side": len(jobs) > 1}
         resources = {"num_cpus": threads, "memory": assignment.limits.memory_mb << 20,
                      "num_gpus": 1 if gpus and set(assignment.gpu_tags) - tags else 0}
         reference = remote.options(name=f"grade {job.name}", max_retries=RETRIES, retry_exceptions=False,
-                                   **resources).remote(fields, packed, options)
+                                   **resources).remote(dataclasses.replace(job, source=Path()), packed, options,
+                                                      len(jobs) > 1)
         pending[reference] = index
         needs[reference] = resources
     stop = threading.Event()
@@ -166,7 +165,6 @@ def grade_all(jobs: list[Job], out: Path, *, workers: int = 1, public_only: bool
         ray.cancel(reference, force=True)
     bar.close()
     collected = [finished[index] for index in sorted(finished)]
-    write_batch(collected, out)
     if stop.is_set():
         raise Interrupted(collected)
     return collected
@@ -217,8 +215,9 @@ def _words(asked: dict) -> str:
 
 
 def _collect(ray, reference, job: Job, out_dir: Path) -> Results:
-    """Write what a task returned into ``out_dir`` and read its results; a task that failed for good (its worker or
-    node lost ``RETRIES + 1`` times, or the grader's own error) gets results that say so."""
+    """Write what a task returned into ``out_dir`` (its results through ``Results.write``) and return its results; a
+    task that failed for good (its worker or node lost ``RETRIES + 1`` times, or the grader's own error) gets results
+    that say so."""
     try:
         files = ray.get(reference)
     except ray.exceptions.RayError as exc:
@@ -227,13 +226,19 @@ def _collect(ray, reference, job: Job, out_dir: Path) -> Results:
         results = completed(None, job, problem)
         results.write(out_dir)
         return results
+    results = None
     for relative, data in files.items():
         path = out_dir / relative
         if not path.resolve().is_relative_to(out_dir.resolve()):
             continue
+        if relative == "results.json":  # written below, as every results file is (``Results.write``)
+            results = parse_results(data)
+            continue
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
-    return read_results(out_dir / "results.json") or completed(None, job, "no results were written")
+    results = results or completed(None, job, "no results were written")
+    results.write(out_dir)
+    return results
 
 
 @contextlib.contextmanager

@@ -35,6 +35,7 @@ from autograder.grading.answers import NotebookError, collect_answers
 from autograder.grading.oracle import Oracle
 from autograder.grading.plugin import GradingPlugin, Session
 from autograder.grading.proxy import Student
+from autograder.grading_options import GradingOptions
 from autograder.results import STOPPED, Results, Status, TestResult
 from autograder.sandbox import permissions
 from autograder.sandbox import zygote as worker_zygote
@@ -42,13 +43,12 @@ from autograder.sandbox.isolation import Isolation
 from autograder.sandbox.reaping import become_subreaper
 from autograder.submission import SubmissionError, digest, metadata_files, stage
 
-# What a job may say: the assignment, the submission (a folder or zip) and its name in the results, where to write
-# (out), public (or hidden) tests only, the oracle mode, where to record expectations (record_to), tags of tests not
-# to run, the term's secret (AUTOGRADER_SECRET, kept out of the runner's environment), the folder for temporary files,
-# the batch's folder of known mistakes' values (shared) and when the batch started the runner. (Gradescope's
-# submission metadata is applied to the finished results by autograder.gradescope, which reads it.)
-JOB_FIELDS = {"assignment", "submission", "out", "name", "public_only", "hidden_only", "oracle", "record_to",
-              "skip_tags", "secret", "tmp", "shared", "started"}
+# What a job may say besides its grading options (``options``: ``GradingOptions.to_json``): the assignment, the
+# submission (a folder or zip) and its name in the results, where to write (out), where to record expectations
+# (record_to), the folder for temporary files, the batch's folder of known mistakes' values (shared) and when the batch
+# started the runner. (Gradescope's submission metadata is applied to the finished results by autograder.gradescope,
+# which reads it.)
+JOB_FIELDS = {"assignment", "submission", "out", "name", "options", "record_to", "tmp", "shared", "started"}
 
 
 class OutOfTime(KeyboardInterrupt):
@@ -63,16 +63,16 @@ class Stopped(KeyboardInterrupt):
 
 
 def grade_one(assignment: course.Assignment, source: Path, out_dir: Path | None, *, name: str,
-              public_only: bool = False, hidden_only: bool = False, oracle_mode: str = "auto",
-              secret: str | None = None, record_to: Path | None = None, skip_tags: tuple[str, ...] | list[str] = (),
+              options: GradingOptions = GradingOptions(), record_to: Path | None = None,
               requested: float | None = None, shared: Path | None = None,
               isolation: Isolation | None = None) -> Results:
-    """Grade ``source`` against ``assignment``'s suite; write into ``out_dir`` when given. ``requested``: when (epoch
+    """Grade ``source`` against ``assignment``'s suite as ``options`` say (``GradingOptions``: which tests, which
+    oracle, which secret); write into ``out_dir`` when given. ``requested``: when (epoch
     seconds) the batch started this runner, for the start-up phase (default: when this process began). ``shared``:
     the batch's folder of known mistakes' values (``autograder.grading.oracle``). ``isolation``: the workers'
     confinement where the caller chose it (``check`` without Linux's layers), else ``Isolation.detect``'s.
 
-    Tests tagged with one of ``skip_tags`` (e.g. "retraining") are not run and carry no points; the
+    Tests tagged with one of ``options.skip_tags`` (e.g. "retraining") are not run and carry no points; the
     results' output lists them.
     """
     started = time.monotonic()
@@ -101,11 +101,11 @@ def grade_one(assignment: course.Assignment, source: Path, out_dir: Path | None,
     results.extra_data["isolation"] = isolation.note()
     student = Student(root, assignment.modules, assignment.limits, isolation, assignment.forbidden, broken,
                       load_seconds=assignment.load_timeout)
-    secret = secret if secret is not None else assignment.secret
-    oracle, reference = make_oracle(assignment, oracle_mode, record_to, shared, secret)
+    secret = options.secret if options.secret is not None else assignment.secret
+    oracle, reference = make_oracle(assignment, options.oracle, record_to, shared, secret)
     phases["reference"], mark = time.monotonic() - mark, time.monotonic()
     session = Session(assignment=assignment, student=student, oracle=oracle, results=results, out_dir=out_dir,
-                      reference=reference, violations=violations, isolation=isolation, skip_tags=tuple(skip_tags),
+                      reference=reference, violations=violations, isolation=isolation, skip_tags=options.skip_tags,
                       secret=secret)
     plugin = GradingPlugin(session)
     handlers = {signal.SIGALRM: _out_of_time, signal.SIGTERM: _stop, signal.SIGINT: _stop}
@@ -115,7 +115,7 @@ def grade_one(assignment: course.Assignment, source: Path, out_dir: Path | None,
     Stopped.requested = False
     try:
         with contextlib.redirect_stdout(log):
-            code = pytest.main(pytest_args(assignment, public_only, hidden_only), plugins=[plugin])
+            code = pytest.main(pytest_args(assignment, options.public_only, options.hidden_only), plugins=[plugin])
     except KeyboardInterrupt:  # OutOfTime or Stopped, outside a test
         code = pytest.ExitCode.INTERRUPTED
     finally:
@@ -339,13 +339,14 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(job) - JOB_FIELDS
     if unknown or not {"assignment", "submission", "name"} <= set(job):
         raise SystemExit(f"a runner job needs assignment, submission and name, and knows only {sorted(JOB_FIELDS)}")
+    try:
+        options = GradingOptions.from_json(job.get("options", {}))
+    except (ValueError, TypeError) as exc:
+        raise SystemExit(f"a runner job's options: {exc}") from None
     assignment = course.load(job["assignment"])
     grade_one(assignment, Path(job["submission"]), Path(job["out"]) if job.get("out") else None, name=job["name"],
-              public_only=bool(job.get("public_only")), hidden_only=bool(job.get("hidden_only")),
-              oracle_mode=job.get("oracle", "auto"),
-              record_to=Path(job["record_to"]) if job.get("record_to") else None,
-              skip_tags=list(job.get("skip_tags", [])), secret=job.get("secret"), requested=job.get("started"),
-              shared=Path(job["shared"]) if job.get("shared") else None)
+              options=options, record_to=Path(job["record_to"]) if job.get("record_to") else None,
+              requested=job.get("started"), shared=Path(job["shared"]) if job.get("shared") else None)
     return 0
 
 

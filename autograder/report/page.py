@@ -1,4 +1,5 @@
-"""The class report (``report.html``) and the per-assignment gradebooks of a results folder, for course staff.
+"""The class report (``report.html``) of a results folder, for course staff, and who made each submission
+(``students_of``) for the folder's per-assignment gradebooks (``autograder.batch.folder`` writes them).
 
 ``autograder grade`` writes them at the end of every batch; ``autograder report RESULTS_DIR`` writes them again from
 the results folder alone (after a regrade of some submissions, or for a folder graded by an older version). Per
@@ -16,8 +17,8 @@ kept as private as the originals. The batch knows where each submission came fro
 report`` takes the same paths again (``--submissions``), matched to the results by the names ``grade`` gave them.
 Without them the page says how to add the check.
 
-Gradebooks: ``gradebook-<assignment>.csv`` beside the combined ``gradebook.csv``, with each submission's students
-(name, e-mail address, id) when Gradescope's metadata is found with the submission (``gradescope.students``).
+Students: each submission's (name, e-mail address, id) when Gradescope's metadata is found with the submission
+(``gradescope.students``), for ``gradebook-<assignment>.csv`` beside the combined ``gradebook.csv``.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import jinja2
 
 from autograder import course, scratch, sinks
 from autograder.batch.discovery import Job
-from autograder.batch.gradebook import counts, results_in, scored, status_of, write_gradebook
+from autograder.batch.gradebook import counts, results_in, scored, status_of
 from autograder.gradescope import keep_students, recalled_students, students
 from autograder.report import plots
 from autograder.results import Results, Status, points
@@ -111,27 +112,34 @@ def jobs_for(collected: list[Results], jobs: list[Job], paths: list[Path]) -> di
     return matched
 
 
-def write(out: Path, collected: list[Results], sources: dict[str, Path] | None = None,
-          given: dict[str, Path] | None = None, similarity: bool = True) -> Path:
-    """Write ``out/report.html`` and ``out/gradebook-<assignment>.csv``; return the report's path.
-
-    ``sources``: each submission's folder or zip by name, for the similarity check and the students' names (None:
-    neither); ``given``: the path given to the command each was found under (``Job.given``), above which alone an
-    export's metadata names anyone; ``similarity``: False leaves the similarity check out even with ``sources`` (a
-    stopped grading writes its report within seconds: the check imports torch and compares every pair)."""
+def students_of(out: Path, collected: list[Results], sources: dict[str, Path] | None = None,
+                given: dict[str, Path] | None = None) -> dict:
+    """Who made each of the submissions whose results in ``out`` are ``collected``, by name (``gradescope.students``:
+    for the per-assignment gradebooks, ``autograder.batch.folder.write``). ``sources``: each submission's folder or zip
+    by name; ``given``: the path given to the command each was found under (``Job.given``), above which alone an
+    export's metadata names anyone. What is found is kept beside the results: a folder written again without its
+    sources still names all."""
     sources = {name: Path(path) for name, path in (sources or {}).items()}
-    by_assignment: dict[str, list[Results]] = {}
-    for results in collected:
-        by_assignment.setdefault(results.assignment, []).append(results)
     who = {name: students(source, given=(given or {}).get(name)) for name, source in sources.items()}
-    for results in collected:  # kept beside the results: a folder written again without its sources still names all
+    for results in collected:
         if results.submission in who:
             keep_students(out / results.submission, who[results.submission])
         else:
             who[results.submission] = recalled_students(out / results.submission)
-    for name, group in by_assignment.items():
-        if name in course.names():
-            write_gradebook(group, out / f"gradebook-{name}.csv", who)
+    return who
+
+
+def write(out: Path, collected: list[Results], sources: dict[str, Path] | None = None,
+          similarity: bool = True) -> Path:
+    """Write ``out/report.html``; return its path.
+
+    ``sources``: each submission's folder or zip by name, for the similarity check (None: none); ``similarity``:
+    False leaves the similarity check out even with ``sources`` (a stopped grading writes its report within seconds:
+    the check imports torch and compares every pair)."""
+    sources = {name: Path(path) for name, path in (sources or {}).items()}
+    by_assignment: dict[str, list[Results]] = {}
+    for results in collected:
+        by_assignment.setdefault(results.assignment, []).append(results)
     sections = [_section(name, group, sources, similarity)
                 for name, group in sorted(by_assignment.items(), key=_course_order)]
     page = jinja2.Environment(autoescape=True, finalize=sinks.html, undefined=jinja2.StrictUndefined).from_string(
