@@ -17,7 +17,7 @@ import pytest
 from conftest import MASKING, REPO, find_test, reference_with
 
 from autograder import cli, course
-from autograder.authoring.validate import _alone, _in_order, _judge, _judge_alternatives, _judge_secret, _unnamed
+from autograder.authoring.validate import _judge, _judge_alternatives, _judge_secret, _unnamed
 from autograder.results import Results, TestResult, points
 from autograder.sandbox import permissions
 
@@ -197,21 +197,6 @@ def test_validate_asks_every_alternative_to_keep_every_point():
     committed = [_results("reference", [(1, 1)]), _results("skeleton", [(0, 1)]), _results("alternative-a", [(1, 1)])]
     fresh = [_results("reference", [(1, 1)]), _results("skeleton", [(0, 1)]), _results("alternative-a", [(0, 1)])]
     assert _judge_secret("s", committed, fresh) == ["under the secret 's' the alternative-a loses points on: t0"]
-
-
-def test_validate_grades_retrained_alternatives_alone_and_judges_them_in_order():
-    """Alternatives that are retrained (they skip no test) are graded alone with the reference; their results are put
-    back in the jobs' order, which the fresh secrets' runs follow, so that each is judged against its own."""
-    from autograder.batch.discovery import Job
-    from autograder.grading_options import GradingOptions
-
-    jobs = [Job("reference", REPO, "lm"), Job("skeleton", REPO, "lm"),
-            Job("mutant-m", REPO, "lm", options=GradingOptions(skip_tags=("x",))), Job("alternative-a", REPO, "lm"),
-            Job("alternative-b", REPO, "lm", options=GradingOptions(skip_tags=("retraining",)))]
-    assert [job.name for job in _alone(jobs)] == ["reference", "alternative-a"]
-    graded = [_results(f"lm/graded/{name}", [(1, 1)]) for name in ("reference", "alternative-a", "skeleton",
-                                                                     "mutant-m", "alternative-b")]
-    assert [r.submission for r in _in_order(jobs, graded)] == [job.name for job in jobs]
 
 
 def test_the_catalogue_holds_three_alternatives_per_assignment():

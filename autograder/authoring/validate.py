@@ -51,9 +51,9 @@ def validate(names: list[str], out: Path, workers: int, engine: str = "local", a
              fresh: int = FRESH_SECRETS) -> bool:
     """Validate each assignment in ``names`` (results under ``out``), grading with ``engine`` (``grade_all``).
 
-    Each reference is graded alone first, and so is each alternative that is retrained (``_alone``): their timed
-    tests (runtime ratios, retraining within a budget measured on an idle machine) must not share the cores with
-    another grading (oversubscribed threads run many times slower).
+    Each reference is graded alone first: its runtime tests are the yardstick of the batch's order, and it must keep
+    every point on cores it has to itself. The alternatives that are retrained go in the batch beside the rest: the
+    retraining's budgets count CPU time (issue 42), which what runs beside them does not change.
     Everything else, of every assignment, is then one batch, the assignments whose reference took longest first: a
     batch per assignment and kind waited for its slowest grading while the other cores had nothing to do. ``fresh``:
     how many fresh secrets the hidden tests are graded under again (``fresh_secrets``).
@@ -67,9 +67,8 @@ def validate(names: list[str], out: Path, workers: int, engine: str = "local", a
         subjects[name] = assignment, catalogue, _jobs(assignment, catalogue, alternatives.catalog(assignment),
                                                       out / name / "subjects")
     live = GradingOptions(oracle="live")
-    alone = {name: grade_all([_named(job, name, "graded") for job in _alone(jobs)], out, live, workers=1,
-                             progress=False, **cluster) for name, (_, _, jobs) in subjects.items()}
-    references = {name: graded[0] for name, graded in alone.items()}
+    references = {name: grade_all([_named(jobs[0], name, "graded")], out, live, workers=1, progress=False,
+                                  **cluster)[0] for name, (_, _, jobs) in subjects.items()}
     runs = {name: _runs(name, assignment, jobs, secrets) for name, (assignment, _, jobs) in subjects.items()}
     order = sorted(names, key=lambda name: -references[name].execution_time)
     everything = [(name, kind, job) for name in order for kind, jobs in runs[name].items() for job in jobs]
@@ -82,7 +81,7 @@ def validate(names: list[str], out: Path, workers: int, engine: str = "local", a
     for name in names:
         _, catalogue, jobs = subjects[name]
         results = collected[name]
-        full = _in_order(jobs, [*alone[name], *results.pop("graded")])
+        full = [_short(references[name]), *results.pop("graded")]
         spec = rules.check(subjects[name][0])  # static: every rule the skeleton states has a test (or a reason)
         graded_mutants, graded_alternatives = full[2:2 + len(catalogue)], full[2 + len(catalogue):]
         problems = (_judge(full[:2 + len(catalogue)], results.pop("replayed")) + _unnamed(graded_mutants, catalogue)
@@ -92,7 +91,7 @@ def validate(names: list[str], out: Path, workers: int, engine: str = "local", a
                 problems += _judge_secret(secret, full, results[f"fresh-{number + 1}"])
         print(_matrix(name, full))
         print(spec.summary())
-        print(_naming(full[2:], catalogue))
+        print(_naming(full[2:2 + len(catalogue)], catalogue))  # the mutants, before the alternatives
         for problem in problems:
             console.print(f"[red]FAIL[/red] {name}: {sinks.rich_markup(problem)}")  # it quotes what subjects said
         if not problems:
@@ -122,30 +121,16 @@ def _jobs(assignment: course.Assignment, catalogue: list[mutants.Mutant],
 
 def _runs(name: str, assignment: course.Assignment, jobs: list[Job], secrets: list[str]) -> dict[str, list[Job]]:
     """What is graded after the reference, by kind (its results' folder): the skeleton, the mutants and the
-    alternatives that are not retrained, with every test they do not skip; the reference and the skeleton with the
+    alternatives, with every test they do not skip; the reference and the skeleton with the
     public tests and the recorded expectations students use; every subject's hidden tests under each of
     ``secrets``."""
-    alone = _alone(jobs)
-    runs = {"graded": [_named(job, name, "graded") for job in jobs if job not in alone],
+    runs = {"graded": [_named(job, name, "graded") for job in jobs[1:]],
             "replayed": [_named(job, name, "replayed", public_only=True, oracle="replay") for job in jobs[:2]]}
     if assignment.hidden_dir.is_dir():
         for number, secret in enumerate(secrets):
             runs[f"fresh-{number + 1}"] = [_named(job, name, f"fresh-{number + 1}", secret=secret, hidden_only=True,
                                                   skip_tags=FRESH_SKIP_TAGS, oracle="verdicts") for job in jobs]
     return runs
-
-
-def _alone(jobs: list[Job]) -> list[Job]:
-    """The gradings that run before the batch, one at a time: the reference, then the alternatives that are
-    retrained (the jobs of ``_jobs`` that skip no test)."""
-    return [jobs[0], *(job for job in jobs if job.name.startswith("alternative-") and not job.options.skip_tags)]
-
-
-def _in_order(jobs: list[Job], graded: list[Results]) -> list[Results]:
-    """The results of ``jobs``' gradings in the jobs' order (reference, skeleton, mutants, alternatives), as the fresh
-    secrets' runs list them: those graded alone first (``_alone``) come back in another order."""
-    by_subject = {_short(results).submission: results for results in graded}
-    return [by_subject[job.name] for job in jobs]
 
 
 def _named(job: Job, name: str, kind: str, **changes) -> Job:

@@ -4,6 +4,7 @@ the schedule as minGPT's lr_mult; the step as minGPT's loop body (model.zero_gra
 clip_grad_norm_, optimizer.step), with the rate set from the tokens counted before the step as the handout asks.
 Correct: it must keep full marks."""
 # target: trainer.py
+# retraining
 
 
 def learning_rate(tokens, config):

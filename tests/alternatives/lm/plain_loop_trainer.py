@@ -2,6 +2,7 @@
 step, the optimiser's groups filled in one loop over the parameters, and the gradient norm computed and clipped by
 hand instead of with clip_grad_norm_. Correct: it must keep full marks."""
 # target: trainer.py
+# retraining
 
 
 def learning_rate(tokens, config):
