@@ -22,10 +22,11 @@ from autograder.suites.masking.common import (
     generator,
     inputs,
     loaded,
+    meta_call,
     vectors,
 )
 
-__all__ = ["attention_state", "generator", "inputs", "assert_on_meta", "assert_unchanged",
+__all__ = ["attention_state", "generator", "inputs", "assert_on_meta", "meta_call", "assert_unchanged",
            "assert_output_matches", "assert_gradients_match",
            "assert_causal", "assert_dropout", "ffn_weights", "permutation", "vectors", "positions_in",
            "learned", "rotary", "plain_attention", "random_dims", "assert_equivariant", "assert_not_equivariant",

@@ -1,6 +1,7 @@
 """generate runs the model on one prompt at a time (a Python loop over the batch) instead of on the whole batch."""
 # slow
 # target: model.py
+# unnamed: its values are right; only the runtime test catches it
 
 _batched_generate = GPT.generate
 

@@ -52,7 +52,8 @@ def test_rotary_answers_every_call(student, oracle, parts, seed):
     with parts("after .to(device), calls run on that device", requires=right):
         module.to(META)
         x = common.inputs(2, 6, 16, seed, torch.float64)
-        common.assert_on_meta(module.on(META)(x), "the output", tuple(x.shape))
-        common.assert_on_meta(module.on(META)(x, torch.tensor([6, 2])), "the output with lengths", tuple(x.shape))
+        common.assert_on_meta(common.meta_call(module, x), "the output", tuple(x.shape))
+        common.assert_on_meta(common.meta_call(module, x, torch.tensor([6, 2])), "the output with lengths",
+                              tuple(x.shape))
 
 # autograder-hidden-canary-7d3e9a (never ships to students)
