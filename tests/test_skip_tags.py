@@ -76,12 +76,14 @@ def test_validate_judges_mutants_without_retraining_and_shows_dashes():
 
 @pytest.fixture
 def validated_jobs(tmp_path, monkeypatch) -> list[Job]:
-    """The jobs ``validate masking`` grades, with gradings faked: the reference passes, everything else fails."""
+    """The jobs ``validate masking`` grades, with gradings faked: the reference and the correct alternatives pass,
+    everything else fails."""
     graded = []
 
     def fake_grade_all(jobs, out, options, **where):
         graded.extend(dataclasses.replace(job, options=job.options.over(options)) for job in jobs)
-        return [_results(job.name, [(1, 1) if job.name.endswith("/reference") else (0, 1)]) for job in jobs]
+        return [_results(job.name, [(1, 1) if job.name.endswith("/reference") or "/alternative-" in job.name
+                                  else (0, 1)]) for job in jobs]
 
     monkeypatch.setattr(validate, "grade_all", fake_grade_all)
     monkeypatch.setattr(validate, "_unnamed", lambda graded, catalogue: [])  # these results name no mistake
@@ -91,7 +93,7 @@ def validated_jobs(tmp_path, monkeypatch) -> list[Job]:
 
 def test_validate_skips_retraining_for_mutants_only_and_runtime_for_all_but_slow_ones(validated_jobs):
     subjects = {job.name.removeprefix("masking/graded/"): job.options.skip_tags for job in validated_jobs
-                if job.name.startswith("masking/graded/")}
+                if job.name.startswith("masking/graded/") and "/alternative-" not in job.name}
     assert subjects.pop("reference") == subjects.pop("skeleton") == ()
     assert "retraining" in validate.MUTANT_SKIP_TAGS
     for slow in ("mutant-attention_python_loops", "mutant-broadcast_instead_of_matmul"):
@@ -114,7 +116,8 @@ def test_validate_grades_under_as_many_fresh_secrets_as_asked(tmp_path, monkeypa
     validate-fresh-1; the command line passes --fresh-secrets through."""
     graded = []
     monkeypatch.setattr(validate, "grade_all", lambda jobs, out, options, **where: graded.extend(jobs) or
-                        [_results(job.name, [(1, 1) if job.name.endswith("/reference") else (0, 1)]) for job in jobs])
+                        [_results(job.name, [(1, 1) if job.name.endswith("/reference") or "/alternative-" in job.name
+                                             else (0, 1)]) for job in jobs])
     monkeypatch.setattr(validate, "_unnamed", lambda graded, catalogue: [])
     assert validate.validate(["masking"], tmp_path, workers=1, fresh=1)
     assert {job.options.secret for job in graded if job.options.secret is not None} == {"validate-fresh-1"}

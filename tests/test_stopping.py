@@ -109,7 +109,7 @@ def test_sigterm_stops_a_batch_and_everything_it_started(tmp_path):
     assert code == 130 and seconds < 15
     stopped = [json.loads(path.read_text()) for path in out.glob("*/results.json")]
     assert stopped and all(data["extra_data"]["status"] == "incomplete: the grader was stopped" for data in stopped)
-    assert all(data["extra_data"]["max_score"] == 55 for data in stopped), "every test is listed"
+    assert all(data["extra_data"]["max_score"] == 59 for data in stopped), "every test is listed"
     assert (out / "gradebook.csv").is_file()
 
 
@@ -147,6 +147,6 @@ def test_a_killed_runner_leaves_every_test_listed(tmp_path):
     results = grade_all([job], tmp_path / "out", progress=False)[0]
     killer.join()
     assert results.extra_data["status"].startswith("incomplete: the grading process failed")
-    assert results.max_score == 55 and results.score < 55
+    assert results.max_score == 59 and results.score < 59
     assert any(t.extra_data.get("pending") for t in results.tests)
     assert _wait_for(lambda: not _grading_processes(zombies), 20), "the worker outlived its runner"
