@@ -199,8 +199,12 @@ def _container() -> Group | None:
 
 
 def container_kills() -> int:
-    """The kernel's out-of-memory kills so far in the group this process runs in (0 where it cannot be read)."""
-    group = _container()
+    """The kernel's out-of-memory kills so far in the group this process runs in (0 where it cannot be read: no
+    /proc, as on macOS or under ``AUTOGRADER_LINUX=0``)."""
+    try:
+        group = _container()
+    except (OSError, ValueError):
+        return 0
     return group.oom_kills() if group is not None else 0
 
 
