@@ -97,7 +97,7 @@ def test_the_graders_own_time_moves_the_tests_deadline(monkeypatch):
     oracle = Oracle("record", reference=slow(0.3, 1), mutants=[SimpleNamespace(description="off by one",
                                                                                implementation=slow(0.2, 2))])
     student = Student(None, [], Limits(), Isolation())
-    GradingPlugin(SimpleNamespace(oracle=oracle, student=student))
+    GradingPlugin(SimpleNamespace(oracle=oracle, student=student, assignment=SimpleNamespace(name="masking")))
     student.deadline = 100.0
     oracle.start_test("t")
     assert oracle(lambda impl: impl.f()).value == 1
