@@ -2,9 +2,9 @@
 a submission in its own process (``runner``), the pytest plugin that scores a suite (``plugin``), the student proxy
 (``proxy``: remote calls into the sandboxed worker), the reference's expected values (``oracle``), loading trusted
 implementations (``trusted_import``, ``mutants``), the static check of forbidden routines (``staticcheck``), runtime
-and memory (``timing``), a submitted notebook read as data (``answers``), the in-kernel ``grader.check``
-(``notebook_checks``) and the experiments that confirm a known mistake before it is named (``naming``: a suite's
-probes are its ``Probe``s).
+and memory (``timing``; the memory a call holds, sampled from outside: ``samplers``), a submitted notebook read as
+data (``answers``), the in-kernel ``grader.check`` (``notebook_checks``) and the experiments that confirm a known
+mistake before it is named (``naming``: a suite's probes are its ``Probe``s).
 
 A suite imports what it needs from ``autograder.grading`` alone (and its assignment's own helpers). This package may
 import ``autograder.sandbox`` and the shared modules at the top of ``autograder``, never ``batch``, ``report``,

@@ -16,16 +16,14 @@ same message instead of waiting for its own timeout.
 from __future__ import annotations
 
 import contextlib
-import functools
-import os
 import re
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
 from autograder import protocol, sinks
+from autograder.grading import samplers
 from autograder.sandbox.capture import OutputCapture
 from autograder.sandbox.config import Limits
 from autograder.sandbox.isolation import Isolation
@@ -37,7 +35,6 @@ DEFAULT_CALL_SECONDS = 60.0
 # no less than a floor far above any test's answer (the lm retraining's state_dict() is under 2 MB). A reply over it
 # is refused from its announced size, before any of it is read (a valid 1 GiB reply took the runner to 3.3 GB).
 REPLY_FLOOR, REPLY_FACTOR = 64 << 20, 8
-PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 MAX_RESTARTS = 8
 RESTARTED = "\n[... the process running your code was stopped here and started again]\n"
 # What a skeleton's stub raises (autograder.authoring.build): "OWNER: hint" or "OWNER is not implemented yet".
@@ -359,7 +356,7 @@ class Student:
         """
         pid = self._ensure_worker().pid
         self.request("trim", {}, label=label, generation=generation)
-        sampler = GpuSampler(pid) if device.startswith("cuda") else ResidentSampler(pid)
+        sampler = samplers.GpuSampler(pid) if device.startswith("cuda") else samplers.ResidentSampler(pid)
         with sampler:
             started = time.perf_counter()
             value = self.request("call", target, args, kwargs, label=label, generation=generation, device=device)
@@ -376,79 +373,6 @@ class Student:
     def seed(self, seed: int) -> None:
         """Seed ``random``, numpy and torch in the worker (dropout masks, sampling)."""
         self.request("seed", {}, fields={"seed": int(seed)})
-
-
-class ResidentSampler:
-    """Samples a process's resident size every ``interval`` seconds in a thread, while in a ``with`` block.
-
-    ``rise`` is the highest sample minus the size on entry, in bytes (``None`` when ``/proc`` is unreadable).
-    """
-
-    def __init__(self, pid: int, interval: float = 0.0005):
-        self.pid, self.interval = pid, interval
-        self.base: int | None = None
-        self.peak: int | None = None
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _read(self) -> int | None:
-        try:
-            with open(f"/proc/{self.pid}/statm") as handle:
-                return int(handle.read().split()[1]) * PAGE_SIZE
-        except (OSError, ValueError, IndexError):
-            return None
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            size = self._read()
-            if size is not None:
-                self.peak = size if self.peak is None else max(self.peak, size)
-            self._stop.wait(self.interval)
-
-    def __enter__(self) -> ResidentSampler:
-        self.base = self._read()
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    @property
-    def rise(self) -> int | None:
-        if self.base is None or self.peak is None:
-            return None
-        return max(0, self.peak - self.base)
-
-class GpuSampler(ResidentSampler):
-    """Samples a process's GPU memory as NVML reports it per process (``nvidia-ml-py``), summed over the devices;
-    ``rise`` is ``None`` where NVML cannot be used."""
-
-    def _read(self) -> int | None:
-        nvml = _nvml()
-        if nvml is None:
-            return None
-        try:
-            used = 0
-            for index in range(nvml.nvmlDeviceGetCount()):
-                device = nvml.nvmlDeviceGetHandleByIndex(index)
-                used += sum(p.usedGpuMemory or 0 for p in nvml.nvmlDeviceGetComputeRunningProcesses(device)
-                            if p.pid == self.pid)
-            return used
-        except nvml.NVMLError:
-            return None
-
-
-@functools.cache
-def _nvml():
-    """The initialised NVML binding, or None (no package, no driver)."""
-    try:
-        import pynvml
-
-        pynvml.nvmlInit()
-    except Exception:  # noqa: BLE001 - any failure means no GPU readings
-        return None
-    return pynvml
 
 
 class RemoteAttr:
