@@ -76,7 +76,7 @@ def test_zip_follows_the_specification(name, gradescope_zips, tmp_path):
     stated = container.settings(name)
     memory = container.size_label(stated.memory_mb)
     assert (f"Set the assignment's Autograder Settings to {stated.cpus:g} CPU, {memory} memory and a "
-            f"{stated.timeout_min}-minute") in " ".join(readme.split())
+            f"timeout of {stated.timeout_min} minutes.") in " ".join(readme.split())
     assert f'BUDGET="${{AUTOGRADER_BUDGET:-{stated.budget}}}"' in (tmp_path / "run_autograder").read_text()
     assert not dist.PLACEHOLDER.search(setup + readme), "every placeholder is filled"
 
