@@ -45,18 +45,22 @@ from autograder.suites.lm.world import SIZES, generate_world
 
 log = logging.getLogger("cpu_tier")
 Z = 3.0  # binomial standard errors below the reference's mean (see autograder/suites/lm/gates.py)
+WORLD_NAME = "cpu-tier-{seed}"  # the sweep's worlds; the hidden retraining test draws "lm-retraining:{seed}"
 RATES = ("cloze", "heldout_em", "train_acc", "scratch_train_acc", "scratch_heldout_em", "majority_em")
 
 
-def run_seed(impl, seed: int, variant: str, preset: str, world_args: dict) -> dict:
+def run_seed(impl, seed: int, variant: str, preset: str, world_args: dict, name: str = WORLD_NAME) -> dict:
     """One row of the table (see the module docstring). Every figure is measured as the grader measures a
     student's (``autograder.suites.lm.evaluation``): the trained weights loaded into a fresh GPT, evaluated there;
-    ``last_epoch_loss`` is the trainer's own summary, which the grader does not believe, for comparison."""
-    world = generate_world(f"cpu-tier-{seed}", **world_args)
+    ``last_epoch_loss`` is the trainer's own summary, which the grader does not believe, for comparison. The row
+    names its world when it is not the sweep's own (``name``, ``{seed}`` replaced)."""
+    world = generate_world(name.format(seed=seed), **world_args)
     corpus = "".join(f"{line}\n" for line in world.bios)
     train, heldout = world.pairs(world.train), world.pairs(world.dev)
     vocab = impl.dataset.Vocabulary(corpus)
     row = {"seed": seed, "variant": variant, "people": len(world.people), "bios": len(world.entries)}
+    if name != WORLD_NAME:
+        row["world"] = name.format(seed=seed)
     row["calibration_s"] = gates.calibration_seconds(impl, preset, variant)
 
     def trained(model):
@@ -120,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="a file of tests/mutants/lm or tests/alternatives/lm, applied to the reference")
     parser.add_argument("--threads", type=int, default=course.load("lm").limits.threads,
                         help="torch threads for training (default: the grader's worker's)")
+    parser.add_argument("--world", default=WORLD_NAME,
+                        help="the worlds' names, {seed} replaced (a world the grader drew: lm-retraining:{seed})")
     parser.add_argument("--check", action="store_true", help="judge each row by the committed gates and budgets")
     parser.add_argument("--csv", type=Path, help="also write the rows here")
     options = parser.parse_args(argv)
@@ -140,7 +146,7 @@ def sweep(options: argparse.Namespace, impl) -> int:
     log.info("%s", environment())
     rows = []
     for seed in options.seeds:
-        rows.append(run_seed(impl, seed, options.variant, options.preset, world_args))
+        rows.append(run_seed(impl, seed, options.variant, options.preset, world_args, options.world))
         log.info("%s", format_row(rows[-1]))
         if options.check:
             log.info("seed %d: %s", seed, verdict(rows[-1], gates.load()))
