@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 LINT = [sys.executable, "-c",
         "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"]
 

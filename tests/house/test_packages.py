@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parent.parent / "autograder"
+PACKAGE = Path(__file__).resolve().parents[2] / "autograder"
 # The suites are the assignments' own folders (docs/authoring.md), not modules of the harness.
 PACKAGES = [PACKAGE] + sorted(p for p in PACKAGE.iterdir()
                               if (p / "__init__.py").exists() and p.name != "suites")

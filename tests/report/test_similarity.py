@@ -9,8 +9,8 @@ import random
 import shutil
 
 import pytest
-from classmates import bases, edit_folder
 from copydetect import CodeFingerprint, compare_files
+from support.classmates import bases, edit_folder
 
 from autograder import course
 from autograder.report import similarity

@@ -1,5 +1,5 @@
 """The line between the trusted grader and the student side: what a worker is given. Which modules may import which is
-checked by the import contracts (tests/test_layers.py)."""
+checked by the import contracts (tests/house/test_layers.py)."""
 
 from __future__ import annotations
 

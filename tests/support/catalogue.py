@@ -21,8 +21,8 @@ handed in: ``HANDED_IN`` maps paths under the case's folder to ``zip`` or ``fold
 so), ``BESIDE`` holds files at the folder's top (an export's ``submission_metadata.yml``), ``RESUMED`` a second
 ``handed_in`` and ``beside`` given afterwards to ``grade --resume`` over the first's results; ``ROWS`` is the
 gradebook it must leave (each results folder and the student it names, "" for none) and ``SAID`` what the command must
-print. Such a case is graded by ``autograder grade`` in a results folder of its own (tests/test_isolation.py), and
-``EXPECT``, ``PRESENT`` and ``ABSENT`` apply to each of its results.
+print. Such a case is graded by ``autograder grade`` in a results folder of its own
+(tests/sandbox/test_hostile_catalogue.py), and ``EXPECT``, ``PRESENT`` and ``ABSENT`` apply to each of its results.
 """
 
 from __future__ import annotations
@@ -37,9 +37,10 @@ from pathlib import Path
 from autograder import course
 from autograder.grading import mutants
 
-HOSTILE = Path(__file__).parent / "hostile"
+HOSTILE = Path(__file__).parent.parent / "hostile"
 EXPECTATIONS = ("zero", "below", "full", "base", "any")
-MODES = ("namespaces", "permissions")  # the isolation modes tests/test_isolation.py grades the catalogue in
+# The isolation modes tests/sandbox/test_hostile_catalogue.py grades the catalogue in.
+MODES = ("namespaces", "permissions")
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-from lm_support import (
+from support.lm import (
     one_thread,  # noqa: F401 - an autouse fixture
     reference,
 )

@@ -18,14 +18,14 @@ from pathlib import Path
 import jinja2
 import pytest
 import yaml
-from browser import chromium
 from conftest import MASKING, REPO
 from matplotlib.figure import Figure
 from matplotlib.text import Text
-from opened import Elements, fences, formulas, headings, html_in, shown, strong, tokens, unprintable
 from rich.console import Console
 from rich.errors import MarkupError
 from rich.markdown import Markdown
+from support.browser import chromium
+from support.opened import Elements, fences, formulas, headings, html_in, shown, strong, tokens, unprintable
 
 from autograder import sinks
 from autograder.batch import gradebook

@@ -8,7 +8,7 @@ import random
 
 import pytest
 import torch
-from lm_support import (
+from support.lm import (
     corpus,
     one_thread,  # noqa: F401 - an autouse fixture
     reference,

@@ -10,14 +10,14 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from catalogue import load
-from lm_support import reference, retrain
+from support.catalogue import load
+from support.lm import reference, retrain
 
 from autograder.grading import Parts, StudentCodeFailure
 from autograder.suites.lm import evaluation, gates
 from autograder.suites.lm.hidden import test_retraining
 
-# The catalogue's attacks on the retraining (tests/hostile/lm/, graded with namespaces by test_isolation): one trains
+# The catalogue's attacks on the retraining (tests/hostile/lm/, graded with namespaces by test_hostile_catalogue): one trains
 # nothing and looks the answers up (the retraining test once read its own summary, asked its own complete and predict,
 # and gave it 6/6); the other hands back NaN weights after pretraining, a state_dict of the wrong shapes after
 # finetuning from scratch.

@@ -3,7 +3,7 @@ every worker's first CUDA call failed (error 304, `cudaGetDeviceCount`) and corr
 tests' points. ``autograder.worker.gpu.Grants`` stands for NVIDIA's device files here.
 
 - The memory limit: on a GPU machine the writable memory alone, since CUDA reserves address space far beyond any
-  memory limit when it starts (tests/test_memory_limit.py).
+  memory limit when it starts (tests/sandbox/test_memory_limit.py).
 - Landlock's allow-list lets the worker write under /proc on a GPU machine: CUDA names its threads there.
 
 Each case confines a fresh interpreter (neither can be undone), then tries what CUDA does."""

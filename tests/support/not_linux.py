@@ -1,4 +1,5 @@
-"""A system without Linux's layers, as the grader's own code meets it, simulated on Linux (tests/test_portable.py).
+"""A system without Linux's layers, as the grader's own code meets it, simulated on Linux
+(tests/sandbox/test_without_linux.py).
 
 ``simulate(log)`` takes from this process what macOS lacks, for the grader's code only (a module named
 ``autograder...`` asking, directly or through the standard library): no ``os.pidfd_open``; no ``prctl``, ``unshare``,
@@ -30,7 +31,7 @@ def simulate(log: str) -> None:
     def refuse(what: str, error: type[Exception]):
         with open(log, "a") as record:
             record.write(f"{os.getpid()} {what}\n")
-        raise error(f"{what}: not on this system (tests/not_linux.py)")
+        raise error(f"{what}: not on this system (tests/support/not_linux.py)")
 
     def graders() -> bool:
         frame = sys._getframe(2)

@@ -1,7 +1,7 @@
 """``check`` without Linux's layers (issue 34): macOS has no namespaces, Landlock, seccomp, control groups, ``prctl``,
 pidfds or ``/proc``, and does not enforce ``RLIMIT_AS``. ``AUTOGRADER_LINUX=0`` gives a student's ``check`` that path
-on Linux (``Isolation.portable``), and ``tests/not_linux.py`` takes those calls from the grader's own code, in the
-``check`` process and in every worker it starts, so that a layer used without a check for its absence fails here.
+on Linux (``Isolation.portable``), and ``tests/support/not_linux.py`` takes those calls from the grader's own code, in
+the ``check`` process and in every worker it starts, so that a layer used without a check for its absence fails here.
 
 One process checks two submissions: the masking reference (full marks), and a wrong one (a mutant of the catalogue)
 whose ``lecture_causal_candidate`` loops forever once and whose ``padding_mask`` hoards memory once (a marker file in
@@ -19,17 +19,17 @@ import sys
 from pathlib import Path
 
 import pytest
-from catalogue import write_base
 from conftest import MASKING, REPO
+from support.catalogue import write_base
 
 pytestmark = pytest.mark.slow
 
-TESTS = Path(__file__).parent
+TESTS = Path(__file__).parent.parent
 CHECKED = """
 import os, sys
 sys.path.insert(0, {tests!r})
 from pathlib import Path
-import not_linux
+from support import not_linux
 executable = not_linux.wrapper(Path({folder!r}), {log!r})
 not_linux.simulate({log!r})
 sys.executable = str(executable)

@@ -4,7 +4,7 @@ to parse; each gets a results file and a clear message, the batch's gradebook, s
 similarity check reads every notebook again), a chain of folders a killed batch left in the temporary folder does not
 stop it, and neither the command nor anything it started grows past its memory bound.
 
-Hostile code (what a submission does once it runs) is the catalogue's: tests/hostile/, graded by test_isolation.
+Hostile code (what a submission does once it runs) is the catalogue's: tests/hostile/, graded by test_hostile_catalogue.
 """
 
 from __future__ import annotations

@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from catalogue import Case, load, write_base
 from conftest import REPO, needs_root, private_tmp
-from opened import formulas, headings, strong, unprintable
 from rich.console import Console
+from support.catalogue import Case, load, write_base
+from support.opened import formulas, headings, strong, unprintable
 
 from autograder import cli, course
 from autograder.authoring import leaks
@@ -328,7 +328,7 @@ def test_what_staff_and_students_open_holds_nothing_injected(graded):
 def test_the_terminal_shows_nothing_a_submission_sends_it(graded):
     """The progress bar names each submission as it finishes, through the terminal sink: a name's escape sequences
     (``escapes_in_the_name``) reach the instructor's terminal as nothing, and only the bar's own carriage returns are
-    left for it to obey (tests/test_terminal.py grades a batch in a pseudo-terminal)."""
+    left for it to obey (tests/end_to_end/test_terminal.py grades a batch in a pseudo-terminal)."""
     assert "grading" in graded.terminal, "the progress bar wrote nothing: the check would see nothing"
     assert not unprintable(graded.terminal.replace("\r", "")), repr(graded.terminal[-2000:])
 
