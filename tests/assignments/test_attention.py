@@ -18,7 +18,7 @@ from types import SimpleNamespace
 import nbformat
 import pytest
 import torch
-from conftest import REPO
+from support.submissions import REPO
 from nbclient import NotebookClient
 
 from autograder import cli, course

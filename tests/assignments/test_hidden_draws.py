@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import MASKING, POSITIONS
+from support.submissions import MASKING, POSITIONS
 
 from autograder.grading import assert_close, mutants, trusted_import
 from autograder.suites.masking import common

@@ -6,7 +6,7 @@ import csv
 import os
 
 import pytest
-from conftest import REPO
+from support.submissions import REPO
 
 from autograder import cli, course
 from autograder.grading import mutants, trusted_import

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 import torch
-from conftest import REPO
+from support.submissions import REPO
 
 from autograder import cli, course
 from autograder.grading import mutants, trusted_import

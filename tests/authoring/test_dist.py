@@ -18,9 +18,9 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
-from conftest import MASKING, REPO
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from support.submissions import MASKING, REPO
 from test_notebooks import master
 
 from autograder import cli, course, handin

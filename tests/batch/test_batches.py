@@ -25,7 +25,7 @@ from types import SimpleNamespace
 
 import pytest
 import yaml
-from conftest import MASKING, REPO
+from support.submissions import MASKING, REPO
 
 from autograder import cli, gradescope
 from autograder.batch import discovery, resume

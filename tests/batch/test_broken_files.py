@@ -18,7 +18,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import REPO, chain, private_tmp, results_file
+from support.machine import chain, private_tmp
+from support.submissions import REPO, results_file
 
 from autograder import scratch, submission
 from autograder.results import Results

@@ -25,8 +25,8 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import REPO
 from support.catalogue import load
+from support.submissions import REPO
 
 from autograder.batch import ray as ray_engine
 from autograder.results import read_results

@@ -6,7 +6,7 @@ import dataclasses
 import json
 
 import pytest
-from conftest import REPO, reference_with
+from support.submissions import REPO, reference_with
 
 from autograder import cli
 from autograder.authoring import validate

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import private_tmp, reference_with
+from support.machine import private_tmp
+from support.submissions import reference_with
 
 pytestmark = [pytest.mark.slow, pytest.mark.alone]
 CLI = "import sys; from autograder.cli import main; sys.exit(main(sys.argv[1:]))"

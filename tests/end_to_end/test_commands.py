@@ -14,7 +14,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import MASKING, REPO, find_test, reference_with
+from support.submissions import MASKING, REPO, find_test, reference_with
 
 from autograder import cli, course
 from autograder.authoring.validate import _judge, _judge_alternatives, _judge_secret, _unnamed

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import landlockpy
 import pytest
-from conftest import REPO, is_root
+from support.machine import is_root
+from support.submissions import REPO
 
 from autograder import cli, container, course, gradescope
 from autograder.authoring import dist, simulation

@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import is_root
+from support.machine import is_root
 
 from autograder import container, course, gradescope
 from autograder.authoring import dist, simulation

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import MASKING
+from support.submissions import MASKING
 
 from autograder.authoring import dist
 

@@ -18,7 +18,7 @@ import time
 import zipfile
 
 import pytest
-from conftest import MASKING, REPO
+from support.submissions import MASKING, REPO
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the pseudo-terminal test reads a Linux pty")
 

@@ -17,7 +17,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from conftest import REPO
+from support.submissions import REPO
 
 from autograder import course
 from autograder.authoring.build import _same, same_store

@@ -196,7 +196,7 @@ def test_packed_submissions_stage_as_their_sources(tmp_path):
 
 
 def test_a_folder_deeper_or_wider_than_the_limits_is_refused_as_it_is_read(tmp_path):
-    from conftest import chain
+    from support.machine import chain
 
     deep = tmp_path / "deep"
     deep.mkdir()

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import MASKING, REPO
 from support.browser import chromium
+from support.submissions import MASKING, REPO
 
 from autograder.batch.discovery import discover
 from autograder.cli import main

@@ -18,7 +18,6 @@ from pathlib import Path
 import jinja2
 import pytest
 import yaml
-from conftest import MASKING, REPO
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 from rich.console import Console
@@ -26,6 +25,7 @@ from rich.errors import MarkupError
 from rich.markdown import Markdown
 from support.browser import chromium
 from support.opened import Elements, fences, formulas, headings, html_in, shown, strong, tokens, unprintable
+from support.submissions import MASKING, REPO
 
 from autograder import sinks
 from autograder.batch import gradebook

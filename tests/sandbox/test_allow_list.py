@@ -20,7 +20,8 @@ from pathlib import Path
 
 import landlockpy
 import pytest
-from conftest import REPO, is_root
+from support.machine import is_root
+from support.submissions import REPO
 
 from autograder.grading.proxy import Student
 from autograder.sandbox.config import Limits

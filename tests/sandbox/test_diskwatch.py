@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import is_root
+from support.machine import is_root
 
 from autograder.grading.proxy import Student, StudentCrashed
 from autograder.sandbox import cgroups, diskwatch

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import is_root, needs_root
+from support.machine import is_root, needs_root
 
 from autograder.grading.proxy import Student
 from autograder.sandbox import doctor

@@ -29,10 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import REPO, needs_root, private_tmp
 from rich.console import Console
 from support.catalogue import Case, load, write_base
+from support.machine import needs_root, private_tmp
 from support.opened import formulas, headings, strong, unprintable
+from support.submissions import REPO
 
 from autograder import cli, course
 from autograder.authoring import leaks

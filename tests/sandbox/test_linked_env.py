@@ -19,7 +19,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import REPO, needs_root
+from support.machine import needs_root
+from support.submissions import REPO
 
 from autograder import forking
 from autograder.authoring import scaffold

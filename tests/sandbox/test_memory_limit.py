@@ -24,7 +24,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import MASKING, REPO
+from support.submissions import MASKING, REPO
 
 RESERVED = """
 import mmap, sys

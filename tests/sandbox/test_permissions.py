@@ -11,7 +11,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import REPO, grade, needs_root, reference_with
+from support.machine import needs_root
+from support.submissions import REPO, grade, reference_with
 
 from autograder.sandbox import permissions
 from autograder.sandbox.isolation import Isolation

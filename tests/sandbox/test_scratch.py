@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO, chain, needs_root, private_tmp
+from support.machine import chain, needs_root, private_tmp
+from support.submissions import REPO
 
 from autograder import scratch, trees
 

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import is_root
+from support.machine import is_root
 
 from autograder.grading.proxy import Student
 from autograder.sandbox.config import SECCOMP_ENV, Limits

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import MASKING, reference_with
+from support.submissions import MASKING, reference_with
 
 from autograder import course, forking, protocol
 from autograder.batch.discovery import Job

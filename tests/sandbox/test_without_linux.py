@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import MASKING, REPO
 from support.catalogue import write_base
+from support.submissions import MASKING, REPO
 
 pytestmark = pytest.mark.slow
 
