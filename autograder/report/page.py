@@ -18,7 +18,7 @@ report`` takes the same paths again (``--submissions``), matched to the results 
 Without them the page says how to add the check.
 
 Students: each submission's (name, e-mail address, id) when Gradescope's metadata is found with the submission
-(``gradescope.students``), for ``gradebook-<assignment>.csv`` beside the combined ``gradebook.csv``.
+(``gradescope_metadata.students``), for ``gradebook-<assignment>.csv`` beside the combined ``gradebook.csv``.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import jinja2
 from autograder import course, scratch, sinks
 from autograder.batch.discovery import Job
 from autograder.batch.gradebook import counts, results_in, scored, status_of
-from autograder.gradescope import keep_students, recalled_students, students
+from autograder.gradescope_metadata import keep_students, recalled_students, students
 from autograder.report import plots
 from autograder.results import Results, Status, points
 
@@ -114,11 +114,11 @@ def jobs_for(collected: list[Results], jobs: list[Job], paths: list[Path]) -> di
 
 def students_of(out: Path, collected: list[Results], sources: dict[str, Path] | None = None,
                 given: dict[str, Path] | None = None) -> dict:
-    """Who made each of the submissions whose results in ``out`` are ``collected``, by name (``gradescope.students``:
-    for the per-assignment gradebooks, ``autograder.batch.folder.write``). ``sources``: each submission's folder or zip
-    by name; ``given``: the path given to the command each was found under (``Job.given``), above which alone an
-    export's metadata names anyone. What is found is kept beside the results: a folder written again without its
-    sources still names all."""
+    """Who made each of the submissions whose results in ``out`` are ``collected``, by name
+    (``gradescope_metadata.students``: for the per-assignment gradebooks, ``autograder.batch.folder.write``).
+    ``sources``: each submission's folder or zip by name; ``given``: the path given to the command each was found under
+    (``Job.given``), above which alone an export's metadata names anyone. What is found is kept beside the results: a
+    folder written again without its sources still names all."""
     sources = {name: Path(path) for name, path in (sources or {}).items()}
     who = {name: students(source, given=(given or {}).get(name)) for name, source in sources.items()}
     for results in collected:

@@ -27,12 +27,12 @@ import pytest
 import yaml
 from support.submissions import MASKING, REPO
 
-from autograder import cli, gradescope
+from autograder import cli, gradescope_metadata
 from autograder.batch import discovery, resume
 from autograder.batch import folder as results_folder
 from autograder.batch.discovery import Job, discovered, export_prefix
 from autograder.batch.engine import grade_all
-from autograder.gradescope import Submitter, students
+from autograder.gradescope_metadata import Submitter, students
 from autograder.results import STOPPED, Results, Status, TestResult
 
 BROKEN = (REPO / "examples" / "masking" / "syntax_error" / "masking.py").read_text()
@@ -350,13 +350,13 @@ def test_export_metadata_past_its_bounds_costs_the_export_its_names_never_the_ba
     """Issue 41: an alias bomb in submission_metadata.yml ended `grade` with MemoryError at 2.8 GB, after every
     grading and before the gradebooks (`str` of the name expanded a billion strings). Bounded as it is parsed: the
     export names no one, said once, and the grades stand."""
-    monkeypatch.setattr(gradescope, "METADATA_NODES", 1000)
+    monkeypatch.setattr(gradescope_metadata, "METADATA_NODES", 1000)
     if "#" in str(text):
-        monkeypatch.setattr(gradescope, "METADATA_BYTES", 4096)
+        monkeypatch.setattr(gradescope_metadata, "METADATA_BYTES", 4096)
     export = tmp_path / "export"
     source = broken(export / "submission_1", "1")
     (export / "submission_metadata.yml").write_bytes(text if isinstance(text, bytes) else text.encode())
-    gradescope.export_metadata.cache_clear()
+    gradescope_metadata.export_metadata.cache_clear()
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     assert students(source, given=export) == students(source, given=export) == ()
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 50 << 10, "kB: the bomb was expanded"
@@ -372,7 +372,7 @@ def test_export_metadata_within_its_bounds_names_students_with_its_aliases(tmp_p
     (export / "submission_metadata.yml").write_text(
         "submission_1:\n  :submitters: &pair\n  - :name: Pair One\n    :sid: 7\n  - :name: [not, a, name]\n"
         "submission_2:\n  :submitters: *pair\n")
-    gradescope.export_metadata.cache_clear()
+    gradescope_metadata.export_metadata.cache_clear()
     for source in sources:
         assert students(source, given=export) == (Submitter("Pair One", "", "7"), Submitter())
 

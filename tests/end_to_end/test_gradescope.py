@@ -19,7 +19,7 @@ import pytest
 from support.machine import is_root
 from support.submissions import REPO
 
-from autograder import cli, container, course, gradescope
+from autograder import cli, container, course, gradescope, gradescope_metadata
 from autograder.authoring import dist, simulation
 from autograder.results import Results, TestResult
 
@@ -237,26 +237,27 @@ def _results(tests: list[tuple[str, float, float]]) -> Results:
 def test_metadata_decides_what_the_summary_may_say(tmp_path):
     path = tmp_path / "submission_metadata.json"
     path.write_text(json.dumps(METADATA))
-    on_time = gradescope.Metadata.read(path)
+    on_time = gradescope_metadata.Metadata.read(path)
     results = _results([("visible", 2, 2), ("visible", 0, 1), ("after_due_date", 0, 5), ("after_published", 3, 3),
                         ("hidden", 0, 0), ("visible", 0, 0)])
-    summary = gradescope.student_summary(results, on_time)
+    summary = gradescope_metadata.student_summary(results, on_time)
     assert summary.startswith("Attempt 3. Tests shown now: 2 / 3 points (1 of 2 passed).")  # the 0-point test too
     results.tests[1].score = 7 / 12  # partial credit, rounded as the score Gradescope shows beside it
-    assert gradescope.student_summary(results, on_time).startswith("Attempt 3. Tests shown now: 2.58 / 3 points")
+    assert gradescope_metadata.student_summary(results, on_time).startswith(
+        "Attempt 3. Tests shown now: 2.58 / 3 points")
     results.tests[1].score = 0
     assert "1 more test(s) worth 5 points were run; their results are shown after the due date (2030-03-08" in summary
     assert "1 more test(s) worth 3 points were run; their results are shown when grades are published." in summary
     late = dict(METADATA, created_at="2030-03-09T10:00:00-08:00")
     path.write_text(json.dumps(late))
-    after = gradescope.Metadata.read(path)
+    after = gradescope_metadata.Metadata.read(path)
     assert after.past_due and after.extra_data()["late_by_minutes"] == 601.0
-    summary = gradescope.student_summary(results, after)
+    summary = gradescope_metadata.student_summary(results, after)
     assert "Tests shown now: 2 / 8 points (1 of 3 passed)" in summary and "after the due date (" not in summary
     assert "when grades are published" in summary, "publication is unknown at grading time: still withheld"
     path.write_text("{not json")
-    with pytest.raises(gradescope.MetadataError, match="cannot be read"):
-        gradescope.Metadata.read(path)
+    with pytest.raises(gradescope_metadata.MetadataError, match="cannot be read"):
+        gradescope_metadata.Metadata.read(path)
 
 
 def test_the_worker_finds_the_harness_with_python_dash_i(tmp_path):

@@ -25,7 +25,7 @@ from support.submissions import MASKING, REPO
 
 from autograder.batch.discovery import discover
 from autograder.cli import main
-from autograder.gradescope import Submitter, students
+from autograder.gradescope_metadata import Submitter, students
 from autograder.grading.mutants import Mutant
 from autograder.report import page
 from autograder.results import Results

@@ -41,7 +41,7 @@ from autograder.batch import folder as batch_folder
 from autograder.batch import gradebook
 from autograder.batch.discovery import discover
 from autograder.batch.engine import grade_all
-from autograder.gradescope import students
+from autograder.gradescope_metadata import students
 from autograder.grading_options import GradingOptions
 from autograder.results import Results
 from autograder.sandbox import permissions
