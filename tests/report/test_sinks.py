@@ -28,6 +28,7 @@ from support.opened import Elements, fences, formulas, headings, html_in, shown,
 from support.submissions import MASKING, REPO
 
 from autograder import sinks
+from autograder.batch import folder as batch_folder
 from autograder.batch import gradebook
 from autograder.batch.discovery import Job
 from autograder.batch.jobs import not_graded
@@ -206,7 +207,8 @@ def written(tmp_path_factory) -> tuple[Path, list[Results], dict[str, Path]]:
         metadata[folder.name] = {":submitters": [{":name": text, ":email": text, ":sid": text}]}
         results.write(out / f"submission_{index}")
     (export / "submission_metadata.yml").write_text(yaml.safe_dump(metadata))
-    gradebook.write_batch(collected, out, students=page.students_of(out, collected, sources))
+    jobs = [Job(name, source, "masking") for name, source in sources.items()]
+    gradebook.write_batch(collected, out, students=batch_folder.who_made(out, collected, jobs))
     page.write(out, collected, sources)
     return out, collected, sources
 
