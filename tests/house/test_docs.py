@@ -3,7 +3,9 @@
 Every Markdown link or image whose target is not a web or mail address must name a file of the repository; a link to
 a heading (`page.md#anchor`, or `#anchor` in the same page) must name a heading that exists, spelled as GitHub spells
 its anchors. README.md keeps at most 150 lines and opens with the two commands that work on a fresh machine (a
-script reads the test command from there). Reads files only: no network, no harness.
+script reads the test command from there). A table with a "tested in" column (docs/architecture.md's modules) names
+in each row, in backquotes, the test files or folders under tests/ that check it, and each one exists. Reads files
+only: no network, no harness.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ INLINE_LINK = re.compile(
 REFERENCE = re.compile(r"^ {0,3}\[[^\]]+\]:\s*(<[^>]*>|\S+)")
 EXTERNAL = re.compile(r"^(https?:|mailto:)", re.IGNORECASE)
 HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+TESTED_IN = "tested in"
 
 
 def prose_lines(text: str) -> list[tuple[int, str]]:
@@ -98,9 +101,63 @@ def broken_links(page: Path) -> list[str]:
     return problems
 
 
+def check_tested_in(page: Path) -> tuple[int, list[str]]:
+    """The rows of ``page``'s tables with a "tested in" column, and every row there that names no test or a test
+    that ``tests/`` does not hold (a file, or a folder written with its final ``/``)."""
+    rows, problems, column = 0, [], None
+    for number, line in prose_lines(page.read_text(encoding="utf-8")):
+        if not line.startswith("|"):
+            column = None
+            continue
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if column is None:
+            column = cells.index(TESTED_IN) if TESTED_IN in cells else -1
+            continue
+        if column < 0 or all(set(cell) <= set("-: ") for cell in cells):
+            continue
+        rows += 1
+        where = f"{page.relative_to(ROOT)}:{number}: {cells[0]}"
+        named = re.findall(r"`([^`]+)`", cells[column]) if column < len(cells) else []
+        if not named:
+            problems.append(f"{where}: names no test")
+        for name in named:
+            path = ROOT / "tests" / name
+            if not (path.is_dir() if name.endswith("/") else path.is_file()):
+                problems.append(f"{where}: tests/{name}: no such {'folder' if name.endswith('/') else 'file'}")
+    return rows, problems
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(ROOT)))
 def test_relative_links_resolve(page):
     assert not broken_links(page), "\n".join(broken_links(page))
+
+
+def test_each_module_of_the_architecture_names_tests_that_exist():
+    rows, problems = check_tested_in(ROOT / "docs" / "architecture.md")
+    assert rows >= 60, f"docs/architecture.md's module tables have {rows} rows with a tested-in column"
+    assert not problems, "\n".join(problems)
+    assert not [problem for page in PAGES for problem in check_tested_in(page)[1]]
+
+
+def test_the_tested_in_check_catches_a_missing_test(tmp_path, monkeypatch):
+    """A row naming no test, a file or a folder that tests/ lacks, and a file named as a folder are reported; a table
+    without the column, and rows naming what exists, are not."""
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    (tmp_path / "tests" / "role").mkdir(parents=True)
+    (tmp_path / "tests" / "role" / "test_kept.py").write_text("")
+    page = tmp_path / "page.md"
+    page.write_text(
+        "| module | tested in |\n| --- | --- |\n| `kept.py` | `role/test_kept.py`, `role/` |\n"
+        "| `none.py` | nothing yet |\n| `gone.py` | `role/test_gone.py` |\n| `moved.py` | `other/` |\n"
+        "| `file.py` | `role/test_kept.py/` |\n\n| module | what |\n| --- | --- |\n| `free.py` | `anything.py` |\n",
+        encoding="utf-8")
+    rows, problems = check_tested_in(page)
+    assert rows == 5 and [problem.split(": ", 1)[1] for problem in problems] == [
+        "`none.py`: names no test",
+        "`gone.py`: tests/role/test_gone.py: no such file",
+        "`moved.py`: tests/other/: no such folder",
+        "`file.py`: tests/role/test_kept.py/: no such folder",
+    ], problems
 
 
 def test_readme_is_a_landing_page():
