@@ -29,7 +29,7 @@ demo: seccomp $(STAMP)
 
 # The class report's test drives Debian's Chromium: when we are root and it is missing, its install starts first, in
 # the background (scripts/chromium.sh: long on a fresh machine; it goes on beside building .venv and validating), and
-# the tests wait for it; without it tests/test_report.py skips its browser test, with a message.
+# the tests wait for it; without it tests/report/test_report.py skips its browser test, with a message.
 # The tests run $(JOBS) at a time, a test file per process, their threads waiting passively as side-by-side gradings'
 # do, files marked slow first (tests/conftest.py; xdist would order files by their number of tests). Those marked
 # `alone` count a uid pool's processes and files: they run beside the others in a process of their own, with a pool

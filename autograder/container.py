@@ -76,7 +76,8 @@ def settings(name: str, path: Path = SETTINGS_FILE) -> Settings:
 
 
 def table(names: list[str], path: Path = SETTINGS_FILE) -> str:
-    """The settings of ``names`` as docs/instructors.md shows them (``tests/test_gradescope.py`` checks it does)."""
+    """The settings of ``names`` as docs/instructors.md shows them (``tests/end_to_end/test_gradescope.py`` checks it
+    does)."""
     rows = ["| assignment | CPU | memory | timeout | measured peak | measured time |",
             "| --- | --- | --- | --- | --- | --- |"]
     for name in names:

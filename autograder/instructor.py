@@ -9,6 +9,7 @@ would otherwise load torch (the build) and matplotlib (the report) before its fi
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 
 from autograder import ceilings, course, scratch, sinks
@@ -76,17 +77,11 @@ def _grade(options, out, jobs) -> int:
 
 
 def _write_folder(out, jobs, unstarted: list[str] | tuple[str, ...] = (), similarity: bool = True) -> list:
-    """The folder's files from every result in ``out`` (``folder.write``), then its report, with the code and
-    students of ``jobs`` (matched by the names of their results; ``similarity``: ``page.write``'s); return those
-    results."""
+    """The folder's files from every result in ``out``, by its owner (``folder.write``), the report with them
+    (``similarity``: ``page.write``'s); ``jobs``: the submissions given now. Returns those results."""
     from autograder.report import page  # matplotlib and copydetect: loaded once the gradings are done
 
-    sources = {job.name: job.source for job in jobs}
-    given = {job.name: job.given for job in jobs}
-    everything = folder.write(out, unstarted, lambda found: page.students_of(out, found, sources, given))
-    if everything:
-        page.write(out, everything, sources or None, similarity)
-    return everything
+    return folder.write(out, jobs, unstarted, report=functools.partial(page.write, similarity=similarity))
 
 
 @ceilings.held(ceilings.COMMAND_MB)

@@ -344,8 +344,8 @@ METADATA_DEPTH = 3  # how deep in a submission a file with one of those names is
 
 def metadata_files(root: Path) -> list[str]:
     """Which of Gradescope's metadata names (``METADATA``) the staged submission ``root`` holds, to ``METADATA_DEPTH``
-    folders down: who made a submission comes from the grader's side only (``autograder.gradescope.students``), so
-    these files are ignored, and the student is told (by these fixed names: a folder's name is the student's)."""
+    folders down: who made a submission comes from the grader's side only (``autograder.gradescope_metadata.students``),
+    so these files are ignored, and the student is told (by these fixed names: a folder's name is the student's)."""
     found = set()
     for dirpath, dirnames, filenames in os.walk(root):
         depth = len(Path(dirpath).relative_to(root).parts)

@@ -5,9 +5,9 @@
 Writes an "Export Submissions" zip of ``--submissions`` masking submissions (the reference, each with a line of its
 own) and its ``submission_metadata.yml``, then times, in wall and CPU seconds: the baseline, ``zipfile``'s plain
 ``extractall`` of the same zip; finding the submissions (``discovery.discovered``: the bounded extraction, the layout
-checks, each submission's assignment); naming their students (``gradescope.students``); and what ``grade --resume``
-adds (``resume.plan``: every submission staged and its content digested). It prints each as a ratio to the baseline.
-Not part of CI.
+checks, each submission's assignment); naming their students (``gradescope_metadata.students``); and what ``grade
+--resume`` adds (``resume.plan``: every submission staged and its content digested). It prints each as a ratio to the
+baseline. Not part of CI.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import yaml
 from autograder import course
 from autograder.batch import resume
 from autograder.batch.discovery import discovered
-from autograder.gradescope import students
+from autograder.gradescope_metadata import students
 
 
 def export(path: Path, count: int) -> Path:

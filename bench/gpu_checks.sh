@@ -1,7 +1,7 @@
 #!/bin/bash
 # The GPU checks, as one script for a lent GPU machine (docs/performance.md, GPU), in one call of at most 10 minutes:
 #   1. doctor   `autograder doctor --gpu`: the layer that keeps CUDA from a worker, if one does (docs/security.md)
-#   2. tests    tests/test_gpu_doctor.py, test_gpu_sandbox.py, test_memory_limit.py on the machine
+#   2. tests    tests/sandbox/test_gpu_doctor.py, test_gpu_sandbox.py, test_memory_limit.py on the machine
 #   3. warm     the examples graded (retraining skipped), warm workers, namespaces: the runtime tests on CUDA in
 #               workers, and a slow masking (Python loops: tests/mutants/masking/attention_python_loops.py) that
 #               must lose them
@@ -47,7 +47,7 @@ if want doctor; then
 fi
 if want tests; then
   stamp tests
-  timeout 90 python3 -m pytest tests/test_gpu_doctor.py tests/test_gpu_sandbox.py tests/test_memory_limit.py -q \
+  timeout 90 python3 -m pytest tests/sandbox/test_gpu_doctor.py tests/sandbox/test_gpu_sandbox.py tests/sandbox/test_memory_limit.py -q \
     -p no:cacheprovider > "$OUT/tests.txt" 2>&1; tail -3 "$OUT/tests.txt"
 fi
 # A slow masking: the reference with the Python-loops mutant appended (later definitions win).

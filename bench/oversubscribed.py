@@ -9,7 +9,8 @@ the retraining ends: the load a shared Gradescope host or a neighbouring grading
 budgets count the worker's CPU time, which the hogs do not add to, so the reference keeps 6/6; with wall-clock budgets
 (before issue 42) such load cost it the finetune-only part. Prints one line per run (points, wall seconds, the hogs'
 count) and ``6/6 in K of N runs``; exits 1 unless every run kept 6/6. Not part of CI: a run takes minutes (the
-retraining's wall time stretches by about the oversubscription); tests/test_lm_retraining.py runs one, short.
+retraining's wall time stretches by about the oversubscription); tests/assignments/test_lm_retraining.py runs one,
+short.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from common import environment
 from autograder import course
 
 sys.path.insert(0, str(course.REPO_ROOT / "tests"))
-from lm_support import retrain  # noqa: E402 - the tests' retraining of the reference, which test_lm_retraining runs
+from support.lm import retrain  # noqa: E402 - the tests' retraining of the reference, which test_lm_retraining runs
 
 log = logging.getLogger("oversubscribed")
 

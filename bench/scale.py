@@ -4,9 +4,10 @@ report's similarity check at that size.
     python bench/scale.py [--size 500] [--throughput-size 40] [--similarity-size N] [--nodes 3] [--cpus 2]
                           [--skip-tag retraining --skip-tag runtime]
 
-The class is synthetic (``tests/classmates.py``): the four assignments in turn, each student a base (the reference, a
-bundled example but ``infinite_loop``, or a mutant of ``tests/mutants``) with their own small edits (local variables
-renamed, comments, independent assignments swapped), so that the similarity check has copies to find through edits.
+The class is synthetic (``tests/support/classmates.py``): the four assignments in turn, each student a base (the
+reference, a bundled example but ``infinite_loop``, or a mutant of ``tests/mutants``) with their own small edits (local
+variables renamed, comments, independent assignments swapped), so that the similarity check has copies to find through
+edits.
 
 1. Throughput per node count: the first ``--throughput-size`` students (all four assignments alike), graded on a
    fresh cluster of 1, 2, ... ``--nodes`` nodes, as submissions per hour.
@@ -51,7 +52,7 @@ from copydetect import CodeFingerprint
 from autograder import course
 
 sys.path.insert(0, str(course.REPO_ROOT / "tests"))
-from classmates import edited, make_class  # noqa: E402 - the tests' synthetic class, shared with the similarity test
+from support.classmates import edited, make_class  # noqa: E402 - the tests' synthetic class, shared with the similarity test
 
 from autograder.batch import ray as ray_engine  # noqa: E402
 from autograder.batch.discovery import Job, discover  # noqa: E402

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Debian's Chromium and ChromeDriver, for tests/test_report.py's browser test, installed while `make test` does
+# Debian's Chromium and ChromeDriver, for tests/report/test_report.py's browser test, installed while `make test` does
 # other work:
 #   scripts/chromium.sh start   # as root, where chromium is missing: start installing it in the background
 #   scripts/chromium.sh wait    # wait for that install to end; say so when chromium is still missing
@@ -30,7 +30,7 @@ wait)
     [ -f "$state/lock" ] && flock "$state/lock" true
     command -v chromium >/dev/null \
         || echo "note: Chromium is not installed (see $state/install.log when make test ran as root);" \
-            "tests/test_report.py skips its browser test"
+            "tests/report/test_report.py skips its browser test"
     ;;
 *)
     echo "usage: $0 start|wait" >&2

@@ -11,8 +11,8 @@ are listed in the suite's ``manual.json`` so the grader can collect the answers.
 ``build --check`` regenerates the skeletons and ``manual.json`` into memory and reports any file that differs, and
 reports a ``public/expected.zip`` whose fingerprint is not that of the current sources, which is what CI runs:
 generated files are never edited by hand. It does not record the values again (a minute, for values that only a
-change of sources can move): tests/test_portability.py records them again, under another CPU's kernels, and compares
-them with the committed ones, and ``validate`` grades the reference against the recording.
+change of sources can move): tests/grading/test_recordings_across_cpus.py records them again, under another CPU's
+kernels, and compares them with the committed ones, and ``validate`` grades the reference against the recording.
 """
 
 from __future__ import annotations

@@ -99,7 +99,8 @@ def student_requirements(harness_files: dict[str, bytes], loaded: list[course.As
     starter code imports; for a notebook, what the worker imports to plot and what opens one (the ``notebooks``
     group). A notebook's ``import otter`` brings otter without the grading extras the grader pins: a student's kernel
     only checks. Imports made inside functions are not counted (so the report's HTML escaping and NVML's GPU readings
-    stay the grader's); tests/test_dist.py installs each zip with only these and checks the reference from it."""
+    stay the grader's); tests/authoring/test_dist.py installs each zip with only these and checks the reference from
+    it."""
     own = {Path(file).stem for assignment in loaded for file in assignment.files}
     sources = [data for key, data in harness_files.items() if key.endswith(".py")]
     for assignment in loaded:

@@ -9,8 +9,8 @@ the limit, as nothing escapes a container. The unified hierarchy puts the grader
 there the simulation refuses to run (``SimulationError``). Namespaces are off (``AUTOGRADER_NAMESPACES=0``: Gradescope's
 Docker allows no mount namespaces), and so the grader runs one submission at a time under permissions, as there.
 
-``simulate`` returns what ``tests/test_gradescope_container.py`` and ``bench/gradescope_sizes.py`` judge: the results,
-the seconds from start to results, the groups' peak memory and whether the kernel killed anything for it.
+``simulate`` returns what ``tests/end_to_end/test_gradescope_container.py`` and ``bench/gradescope_sizes.py`` judge: the
+results, the seconds from start to results, the groups' peak memory and whether the kernel killed anything for it.
 """
 
 from __future__ import annotations

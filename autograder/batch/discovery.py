@@ -63,7 +63,7 @@ class Job:
     with public tests replayed, mutants without their slow tests). Its results go to ``out/name``: ``discover`` names a
     submission (``folder_name``); validate's own jobs are named with folders (``out/masking/graded/reference``).
     ``given``: the path given to the command that it was found under; what lies below it and above the submission is
-    the student's (``gradescope.students`` reads an export's metadata only at or above it)."""
+    the student's (``gradescope_metadata.students`` reads an export's metadata only at or above it)."""
 
     name: str
     source: Path

@@ -2,10 +2,12 @@
 (``prepare``: ``--resume`` and ``--force``), and its own files, written once from every result in it (``write``).
 
 An engine writes only each submission's folder (``out/<name>/``, through ``Results.write``) and returns the results;
-the folder's gradebooks (``gradebook.csv``, ``gradebook-<assignment>.csv``, ``manual_answers.csv``) and summary are
-written here, from every result the folder holds, not only the submissions graded this time: one folder, one
-gradebook. The class report (``autograder.report.page``) is written by the command after these, from the same
-results (it lies above this layer: it plots, and reads Gradescope's metadata)."""
+the folder's gradebooks (``gradebook.csv``, ``gradebook-<assignment>.csv`` with who made each submission,
+``manual_answers.csv``), summary and class report (``report.html``) are written here, in that order, from every result
+the folder holds, not only the submissions graded this time: one folder, one gradebook, one report.
+The report is passed in as its writer (``report``: ``autograder.report.page.write``) rather than imported: the report
+lies above this layer (it plots, and compares code with copydetect), and a writer passed in keeps it there while this
+module alone decides when the folder's files are written, and from which results."""
 
 from __future__ import annotations
 
@@ -17,7 +19,12 @@ from autograder import sinks
 from autograder.batch import resume
 from autograder.batch.discovery import Job
 from autograder.batch.gradebook import results_in, write_batch
+from autograder.gradescope_metadata import Submitter, keep_students, recalled_students, students
 from autograder.results import Results
+
+# The class report's writer (``autograder.report.page.write``): the folder, every result in it, and the code of each
+# submission given now by name (its similarity check); returns the page's path.
+ReportWriter = Callable[[Path, list[Results], dict[str, Path]], Path]
 
 log = logging.getLogger("autograder")
 
@@ -52,15 +59,32 @@ def prepare(out: Path, jobs: list[Job], *, resuming: bool = False, force: bool =
     return plan
 
 
-def write(out: Path, unstarted: list[str] | tuple[str, ...] = (),
-          students: Callable[[list[Results]], dict] | None = None) -> list[Results]:
-    """Write the folder's gradebooks and summary from every result in ``out``; return those results (by name).
-    ``unstarted``: the submissions a stop left without results (the summary names them); ``students``: who made each
-    of those results' submissions, by name (``autograder.report.page.students_of``), for the per-assignment
-    gradebooks."""
+def write(out: Path, jobs: list[Job] | tuple[Job, ...] = (), unstarted: list[str] | tuple[str, ...] = (),
+          report: ReportWriter | None = None) -> list[Results]:
+    """Write the folder's files from every result in ``out``, once each: the gradebooks and summary
+    (``gradebook.write_batch``), then the class report with ``report`` where the folder holds any result; return
+    those results (by name). ``jobs``: the submissions given now (where each came from: who made it, ``who_made``, and
+    its code for the report); ``unstarted``: the submissions a stop left without results (the summary names them)."""
     everything = results_in(out)
-    write_batch(everything, out, unstarted, students(everything) if students and everything else None)
+    write_batch(everything, out, unstarted, who_made(out, everything, jobs) if everything else None)
+    if everything and report is not None:
+        report(out, everything, {job.name: job.source for job in jobs})
     return everything
+
+
+def who_made(out: Path, collected: list[Results], jobs: list[Job] | tuple[Job, ...] = ()
+             ) -> dict[str, tuple[Submitter, ...]]:
+    """Who made each of the submissions whose results in ``out`` are ``collected``, by name, for the per-assignment
+    gradebooks: Gradescope's export metadata found with a job's submission, at or above the path the command was given
+    (``gradescope_metadata.students``, ``Job.given``), kept beside its results; recalled from there for the others, so
+    that a folder written again without its sources still names all."""
+    who = {job.name: students(job.source, given=job.given) for job in jobs}
+    for results in collected:
+        if results.submission in who:
+            keep_students(out / results.submission, who[results.submission])
+        else:
+            who[results.submission] = recalled_students(out / results.submission)
+    return who
 
 
 def _names(names: list[str], shown: int = 10) -> str:

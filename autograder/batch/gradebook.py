@@ -92,7 +92,7 @@ def ungraded(collected: list[Results]) -> list[Results]:
 def write_gradebook(collected: list[Results], path: Path, students: dict | None = None) -> None:
     """One row per submission: totals, then one column per test (in first-seen order).
 
-    ``students``: Gradescope's submitters by submission name (``gradescope.students``); when any submission has
+    ``students``: Gradescope's submitters by submission name (``gradescope_metadata.students``); when any submission has
     them, three columns give their names, e-mail addresses and ids (a group's joined with "; ")."""
     students = {name: found for name, found in (students or {}).items() if found}
     named = ["student_name", "student_email", "student_id"] if students else []

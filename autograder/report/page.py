@@ -1,7 +1,7 @@
-"""The class report (``report.html``) of a results folder, for course staff, and who made each submission
-(``students_of``) for the folder's per-assignment gradebooks (``autograder.batch.folder`` writes them).
+"""The class report (``report.html``) of a results folder, for course staff: ``write``, which the folder's owner
+(``autograder.batch.folder.write``) calls once it has written the gradebooks, with the same results.
 
-``autograder grade`` writes them at the end of every batch; ``autograder report RESULTS_DIR`` writes them again from
+``autograder grade`` writes it at the end of every batch; ``autograder report RESULTS_DIR`` writes it again from
 the results folder alone (after a regrade of some submissions, or for a folder graded by an older version). Per
 assignment the page shows the score distribution, each test's pass rate, the named mistakes ("This looks like a known
 mistake: ...", recorded in each test's ``extra_data["mistake"]``) by frequency with the submissions that made them,
@@ -16,9 +16,6 @@ logs), not a second copy of every submission (zips with data files, notebooks wi
 kept as private as the originals. The batch knows where each submission came from and passes it on; ``autograder
 report`` takes the same paths again (``--submissions``), matched to the results by the names ``grade`` gave them.
 Without them the page says how to add the check.
-
-Students: each submission's (name, e-mail address, id) when Gradescope's metadata is found with the submission
-(``gradescope.students``), for ``gradebook-<assignment>.csv`` beside the combined ``gradebook.csv``.
 """
 
 from __future__ import annotations
@@ -37,7 +34,6 @@ import jinja2
 from autograder import course, scratch, sinks
 from autograder.batch.discovery import Job
 from autograder.batch.gradebook import counts, results_in, scored, status_of
-from autograder.gradescope import keep_students, recalled_students, students
 from autograder.report import plots
 from autograder.results import Results, Status, points
 
@@ -110,23 +106,6 @@ def jobs_for(collected: list[Results], jobs: list[Job], paths: list[Path]) -> di
         raise ReportError(f"none of the {len(found)} submissions under {', '.join(map(str, paths))} has results here; "
                           "pass the same paths that were given to `autograder grade`")
     return matched
-
-
-def students_of(out: Path, collected: list[Results], sources: dict[str, Path] | None = None,
-                given: dict[str, Path] | None = None) -> dict:
-    """Who made each of the submissions whose results in ``out`` are ``collected``, by name (``gradescope.students``:
-    for the per-assignment gradebooks, ``autograder.batch.folder.write``). ``sources``: each submission's folder or zip
-    by name; ``given``: the path given to the command each was found under (``Job.given``), above which alone an
-    export's metadata names anyone. What is found is kept beside the results: a folder written again without its
-    sources still names all."""
-    sources = {name: Path(path) for name, path in (sources or {}).items()}
-    who = {name: students(source, given=(given or {}).get(name)) for name, source in sources.items()}
-    for results in collected:
-        if results.submission in who:
-            keep_students(out / results.submission, who[results.submission])
-        else:
-            who[results.submission] = recalled_students(out / results.submission)
-    return who
 
 
 def write(out: Path, collected: list[Results], sources: dict[str, Path] | None = None,

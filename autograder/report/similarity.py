@@ -11,8 +11,8 @@ A class is not compared pair by pair: the pairs compared are those an index of t
 (``candidates``), MOSS's way: an inverted index from each winnowed fingerprint to the files that hold it, as a
 sparse matrix, so that only files that share a fingerprint meet, and each pair's share is estimated at once in
 scipy's sparse product. The estimate is a bound that copydetect's share never exceeds, so the index proposes every
-pair that all pairs would report (``tests/test_similarity.py``; ``bench/scale.py`` compares both ways): copydetect
-covers k characters from each position of a fingerprint found in the other file (``NOISE``, fewer where they
+pair that all pairs would report (``tests/report/test_similarity.py``; ``bench/scale.py`` compares both ways):
+copydetect covers k characters from each position of a fingerprint found in the other file (``NOISE``, fewer where they
 overlap) and divides by the characters all the file's positions cover, so the share is at most k times the positions
 found, over that. Counting positions, not fingerprints, matters: a file whose code repeats one pattern matches a
 file that holds the pattern once. A MinHash LSH prefilter, which sees each fingerprint once however often it

@@ -10,7 +10,7 @@ uid's name, then ``cuInit`` and a small kernel. A layer whose removal lets CUDA 
 On a machine without NVIDIA's devices it says so, and runs the same matrix with a stand-in (as root): a character
 device with /dev/null's numbers, made with ``mknod`` in /dev (removed after) and granted as NVIDIA's devices are
 (``plan["devices"]``). An ioctl /dev/null does not know is answered by it (ENOTTY), and one that Landlock refuses
-never reaches it (EACCES), so the doctor's logic is tested on a CPU (``tests/test_gpu_doctor.py``).
+never reaches it (EACCES), so the doctor's logic is tested on a CPU (``tests/sandbox/test_gpu_doctor.py``).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ them; every results file's isolation note, ``note``, says the same in its words)
   POSIX system enforces (CPU time, file size, open files, processes), a wall-clock limit per call, the disk watch, and
   its memory watched from outside (``autograder.sandbox.memorywatch``: macOS does not enforce ``RLIMIT_AS`` and its
   malloc maps what ``RLIMIT_DATA`` does not count). ``AUTOGRADER_LINUX=0`` gives a student's ``check`` this path on
-  Linux (``config.without_linux_asked``: a test aid, which ``tests/test_portable.py`` grades with).
+  Linux (``config.without_linux_asked``: a test aid, which ``tests/sandbox/test_without_linux.py`` grades with).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ TARGET = "run.py"
 RETRAINING = True
 MODES = ("namespaces",)
 MODES_WHY = ("the attack is on what the grader believes of the training, which trusted code measures the same way in "
-             "both modes; tests/test_lm_retraining.py makes it too, in the grading process")
+             "both modes; tests/assignments/test_lm_retraining.py makes it too, in the grading process")
 PRESENT = ["the trained model's weights cannot be graded: tok_emb.weight holds NaN or infinite values",
            "the trained model's weights cannot be graded: head.weight is a torch.float32 tensor of shape ("]
 ABSENT = ["The grader failed", "grader problem"]
