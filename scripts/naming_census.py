@@ -56,7 +56,8 @@ def main() -> None:
             how = " (on a test alone)" if verdict == "right" and alone else ""
             print(f"{name} {kind} {mutant.name}: {verdict}{how}{' as: ' + others if others else ''}")
         for kind, count in counts.items():
-            print(f"| {name} | {kind} | {sum(count.values())} | {count['right']} ({count['alone']} on a test alone) | "
+            total = count["right"] + count["wrong"] + count["none"]
+            print(f"| {name} | {kind} | {total} | {count['right']} ({count['alone']} on a test alone) | "
                   f"{count['wrong']} | {count['none']} |")
 
 
