@@ -411,6 +411,12 @@ class RemoteAttr:
     def get(self) -> Any:
         return self._student.request("getattr", self._target, label=self._label, generation=self._generation)
 
+    def assign(self, values: dict) -> None:
+        """Set attributes of the remote object (``vars(obj).update(values)``): a check that a notebook's answers read
+        their arguments changes the notebook's globals, calls the answers again, and puts the globals back."""
+        RemoteAttr(self._student, dict(self._target, path=[*self._target["path"], "__dict__", "update"]),
+                   f"{self._label} (its globals)", self._generation)(values)
+
     def measure(self, args: tuple = (), kwargs: dict | None = None,
                 device: str = "cpu") -> tuple[float, int | None, Any]:
         """Run the call once in the worker: the parent's wall-clock seconds, the call's peak memory in bytes and its

@@ -219,3 +219,18 @@ def test_a_multiple_choice_check_says_only_the_format_was_checked(question, answ
     check.run({question: answer})
     assert "Only the format is checked here" in check.summary()
     assert "graded after the deadline" in check.summary()
+
+
+def test_assign_changes_a_notebooks_globals_through_the_proxy():
+    """``RemoteAttr.assign`` sets names in a student's module, as the check that a notebook's answers read their
+    arguments (attention's test_answers_read_their_arguments) changes the setup constants and puts them back."""
+    import types
+
+    from autograder.grading.notebook_checks import NotebookStudent
+
+    module = types.ModuleType("attention")
+    exec("N_KEYS = 5\n\ndef scale(x):\n    return x * N_KEYS\n", module.__dict__)  # noqa: S102 - our own text
+    student = NotebookStudent(course.load("attention"), {"attention": module})
+    assert student.attention.scale(2) == 10
+    student.attention.assign({"N_KEYS": 7})
+    assert student.attention.scale(2) == 14 and module.N_KEYS == 7

@@ -141,8 +141,10 @@ def test_the_probes_share_one_time_budget_per_grading(monkeypatch):
 
 
 def test_probes_of_reads_a_suites_probes_and_refuses_two_alike():
-    assert len(probes_of("autograder.suites.positions")) > len(probes_of("autograder.suites.masking")) > 0
-    assert probes_of("autograder.suites.lm") == []
+    lm, positions = probes_of("autograder.suites.lm"), probes_of("autograder.suites.positions")
+    assert len(positions) > len(probes_of("autograder.suites.masking")) > 0
+    assert lm[:len(positions)] == positions and len(lm) > len(positions)  # the carried files' first, then lm's own
+    assert probes_of("autograder.grading") == []  # a package without probes.py
     with pytest.raises(ValueError, match="share a function and label"):
         checked([PROBES[0], PROBES[0]], "toy")
 

@@ -6,7 +6,7 @@ secret, so neither the numbers nor the designs can be tuned to the public cases.
 
 import torch
 
-from autograder.grading import assert_close, assert_tensor, graded
+from autograder.grading import StudentError, assert_close, assert_tensor, graded
 from autograder.suites.attention import common, properties
 
 F64 = common.F64
@@ -215,5 +215,98 @@ def test_c2_identity(attention, oracle):
     _check_choice(attention, oracle, "c2_identity", ("a", "b", "c", "d"),
                   "with K = Q = I, x2 = u_a scores |u_a|^2 against itself and 0 against x1 and x3 (orthogonal), so "
                   "nearly all its weight is on itself and c2 is about u_a.")
+
+
+GIVEN_TABLES = {"X_AABA", "EMBED_A", "EMBED_B"}  # aaba's docstring names X_AABA: reading it is the question
+
+
+def _changed(value):
+    """Another value of the same kind: a number or a tensor of the same shape and dtype (None for anything else)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | torch.Tensor):
+        return None
+    if isinstance(value, torch.Tensor):
+        if value.dtype == torch.bool:
+            return ~value
+        return 1.5 * value + 0.25 if value.is_floating_point() else value + 1
+    return value + 3 if isinstance(value, int) else 1.5 * value + 0.25
+
+
+def _answer_calls(attention) -> dict:
+    """Each answer that takes arguments, called on fixed inputs of the notebook's sizes (generators made anew)."""
+    g = common.generator(300)
+    mu, values = properties.setup(5, 8, 1, 3, 301)
+    sigmas = common.covariances(mu, perturbed=1)
+    x, W, keys, sampled = _randn(g, 4, 3), _randn(g, 3, 3), _randn(g, 2, 4, 3), _randn(g, 3, 5, 8)
+    queries, general = torch.stack([4.0 * mu[1], 4.0 * mu[3]]), common.general_keys(4, 6, 302)
+    u = properties.kqv_vectors(6, 8.0, 305)
+    return {
+        "dot_scores": lambda: attention.dot_scores(x[0], keys),
+        "multiplicative_scores": lambda: attention.multiplicative_scores(x[:2], W, keys),
+        "scaled_dot_scores": lambda: attention.scaled_dot_scores(x[1], keys),
+        "dot_product_attention": lambda: attention.dot_product_attention(x[2], keys, x),
+        "aaba": lambda: attention.aaba(torch.tensor([0.5, 2.0], dtype=F64)),
+        "smallest_scale": lambda: attention.smallest_scale(0.8),
+        "linear_weights": lambda: attention.linear_weights(0.1 + x.abs()),
+        "self_attention": lambda: attention.self_attention(x, W, W.T, W @ W),
+        "swap_x2_x3": lambda: attention.swap_x2_x3(x, torch.softmax(x[:, 0], dim=0)),
+        "copy_query": lambda: attention.copy_query(general, 2),
+        "average_query": lambda: attention.average_query(mu, 0, 4),
+        "sample_keys": lambda: attention.sample_keys(mu, sigmas, attention.make_rng(303), 7),
+        "single_head_query": lambda: attention.single_head_query(mu, 2, 4),
+        "attend_heads": lambda: attention.attend_heads(queries, sampled, values),
+        "spread": lambda: attention.spread(values, values[0]),
+        "experiment": lambda: attention.experiment(queries, mu, sigmas, values, 1, 3, 40, attention.make_rng(304)),
+        "multihead_queries": lambda: attention.multihead_queries(mu, 0, 2),
+        "kqv_design": lambda: attention.kqv_design(u),
+    }
+
+
+def _outputs(calls: dict) -> dict:
+    """Each call's output, or the error it raised."""
+    out = {}
+    for name, call in calls.items():
+        try:
+            out[name] = call()
+        except StudentError as exc:
+            out[name] = exc
+    return out
+
+
+ANSWERS = ["dot_scores", "multiplicative_scores", "scaled_dot_scores", "dot_product_attention", "aaba",
+           "smallest_scale", "linear_weights", "self_attention", "swap_x2_x3", "copy_query", "average_query",
+           "sample_keys", "single_head_query", "attend_heads", "spread", "experiment", "multihead_queries",
+           "kqv_design"]
+
+
+@graded(points=2, covers=ANSWERS)
+def test_answers_read_their_arguments(attention, oracle, parts):
+    """Every answer gives the same output after the notebook's setup constants change: it reads its arguments"""
+    names = oracle(lambda impl: sorted(name for name, value in vars(impl.attention).items()
+                                       if not name.startswith("_") and name not in GIVEN_TABLES
+                                       and _changed(value) is not None)).value
+    own = {}
+    for name in names:
+        try:
+            own[name] = getattr(attention, name).get()
+        except StudentError:  # not defined in this notebook: nothing to change
+            continue
+    changed = {name: _changed(value) for name, value in own.items() if _changed(value) is not None}
+    calls = _answer_calls(attention)
+    before = _outputs(calls)
+    attention.assign(changed)
+    try:
+        after = _outputs(calls)
+    finally:
+        attention.assign({name: own[name] for name in changed})
+    shown = ", ".join(sorted(changed)[:8]) + (", ..." if len(changed) > 8 else "")
+    for name in calls:
+        with parts(name):
+            assert not isinstance(before[name], StudentError), f"{name} raised an error: {before[name]}"
+            assert not isinstance(after[name], StudentError), (
+                f"{name} raised an error once the grader changed the notebook's globals ({shown}): "
+                f"{after[name]}. Read only the function's arguments, not the notebook's setup constants")
+            assert_close(after[name], before[name], f"{name}'s output on the same arguments after the grader changed "
+                         f"the notebook's globals ({shown}): read only the function's arguments, never the notebook's "
+                         "setup constants (N_KEYS, MU, ...), which are the experiment's, not the caller's")
 
 # autograder-hidden-canary-7d3e9a (never ships to students)
