@@ -130,6 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--out", type=Path, help="keep the graded results here")
     validate.add_argument("--fresh-secrets", type=int, metavar="N",
                           help="grade the hidden tests again under N fresh secrets (default 2; make test uses 1)")
+    validate.add_argument("--retrain-alternatives", action=argparse.BooleanOptionalAction, default=True,
+                          help="retrain the alternatives marked '# retraining', a minute each (default; make test: no)")
     validate.add_argument("--mutate", action="store_true",
                           help="instead: grade generated mutants of solutions/ (axis, slice, dropped call, ...) and "
                                "list those no test kills (docs/authoring.md#mutation-testing)")

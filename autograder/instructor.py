@@ -112,6 +112,8 @@ def validate(options) -> int:
     where = {"engine": options.engine, "address": options.address}
     if options.fresh_secrets is not None:
         where["fresh"] = options.fresh_secrets
+    if not options.retrain_alternatives:
+        where["retrain_alternatives"] = False
     try:
         if options.mutate:
             return _mutate(names, options, where)

@@ -20,6 +20,12 @@ observed by a test or marked untestable with a reason (``authoring.rules``), and
 How many fresh secrets (``fresh_secrets``, ``--fresh-secrets``): two by default, ``validate-fresh-1`` and
 ``validate-fresh-2``; ``make test`` asks for one, within CI's time budget, and a maintainer who changes a hidden draw
 runs the default or more. Each secret is one more grading of every subject's hidden tests.
+
+``make test`` also grades the alternatives marked ``# retraining`` without their retraining
+(``--no-retrain-alternatives``): each retraining is a minute of a core, and CI's 15 minutes already hold the
+reference's (here, in the Gradescope container test and under load in tests/assignments/test_lm_retraining.py).
+``bench/cpu_tier.py --implementation`` and a plain ``autograder validate`` retrain them; a change to the retraining
+test or its gates runs one of them.
 """
 
 from __future__ import annotations
@@ -48,7 +54,7 @@ def fresh_secrets(count: int) -> list[str]:
 
 
 def validate(names: list[str], out: Path, workers: int, engine: str = "local", address: str | None = None,
-             fresh: int = FRESH_SECRETS) -> bool:
+             fresh: int = FRESH_SECRETS, retrain_alternatives: bool = True) -> bool:
     """Validate each assignment in ``names`` (results under ``out``), grading with ``engine`` (``grade_all``).
 
     Each reference is graded alone first: its runtime tests are the yardstick of the batch's order, and it must keep
@@ -56,7 +62,8 @@ def validate(names: list[str], out: Path, workers: int, engine: str = "local", a
     retraining's budgets count CPU time (issue 42), which what runs beside them does not change.
     Everything else, of every assignment, is then one batch, the assignments whose reference took longest first: a
     batch per assignment and kind waited for its slowest grading while the other cores had nothing to do. ``fresh``:
-    how many fresh secrets the hidden tests are graded under again (``fresh_secrets``).
+    how many fresh secrets the hidden tests are graded under again (``fresh_secrets``); ``retrain_alternatives``:
+    False grades the alternatives marked ``# retraining`` without it, as the others.
     """
     secrets = fresh_secrets(fresh)
     cluster = {"engine": engine, "address": address}
@@ -65,7 +72,7 @@ def validate(names: list[str], out: Path, workers: int, engine: str = "local", a
         assignment = course.load(name)
         catalogue = mutants.catalog(assignment)
         subjects[name] = assignment, catalogue, _jobs(assignment, catalogue, alternatives.catalog(assignment),
-                                                      out / name / "subjects")
+                                                      out / name / "subjects", retrain_alternatives)
     live = GradingOptions(oracle="live")
     references = {name: grade_all([_named(jobs[0], name, "graded")], out, live, workers=1, progress=False,
                                   **cluster)[0] for name, (_, _, jobs) in subjects.items()}
@@ -104,9 +111,9 @@ def validate(names: list[str], out: Path, workers: int, engine: str = "local", a
 
 
 def _jobs(assignment: course.Assignment, catalogue: list[mutants.Mutant],
-          others: list[alternatives.Alternative], folder: Path) -> list[Job]:
+          others: list[alternatives.Alternative], folder: Path, retrain: bool = True) -> list[Job]:
     """The reference, the skeleton, every mutant, then every correct alternative (each materialized in ``folder``),
-    without the tests it skips."""
+    without the tests it skips (the retraining, unless it is marked so and ``retrain``)."""
     if folder.exists():
         trees.remove(folder)
     folder.mkdir(parents=True)
@@ -116,7 +123,8 @@ def _jobs(assignment: course.Assignment, catalogue: list[mutants.Mutant],
                   options=GradingOptions(skip_tags=MUTANT_SKIP_TAGS + (() if mutant.slow else ("runtime",))))
               for mutant in catalogue),
             *(Job(f"alternative-{other.name}", other.materialize(folder / f"alternative-{other.name}"), name,
-                  options=GradingOptions(skip_tags=() if other.retraining else MUTANT_SKIP_TAGS)) for other in others)]
+                  options=GradingOptions(skip_tags=() if retrain and other.retraining else MUTANT_SKIP_TAGS))
+              for other in others)]
 
 
 def _runs(name: str, assignment: course.Assignment, jobs: list[Job], secrets: list[str]) -> dict[str, list[Job]]:

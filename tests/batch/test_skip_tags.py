@@ -171,3 +171,19 @@ def test_grading_options_are_one_record_from_the_batch_to_the_runner():
     for wrong in ({"public_only": True, "skip": []}, {"skip_tags": "runtime"}, ["public_only"]):
         with pytest.raises(ValueError):
             GradingOptions.from_json(wrong)
+
+
+def test_validate_retrains_the_alternatives_marked_so_unless_told_not_to(tmp_path):
+    """lm's alternatives marked '# retraining' are graded with their retraining by default; make test's
+    ``--no-retrain-alternatives`` grades them without it, as every other alternative."""
+    from autograder import course
+    from autograder.authoring import alternatives
+
+    lm = course.load("lm")
+    others = alternatives.catalog(lm)
+    marked = {f"alternative-{other.name}" for other in others if other.retraining}
+    assert marked, "lm's trainers are marked '# retraining'"
+    for retrain in (True, False):
+        jobs = validate._jobs(lm, [], others, tmp_path / str(retrain), retrain)
+        skipped = {job.name: job.options.skip_tags for job in jobs if job.name.startswith("alternative-")}
+        assert {name for name, tags in skipped.items() if "retraining" not in tags} == (marked if retrain else set())
