@@ -43,7 +43,8 @@ LOCAL_PIP = ("PIP_FIND_LINKS", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_NO_I
 
 def interpreter(version: str) -> str:
     """``python3.X`` on the path, else pyenv's 3.X; exits saying what to install when there is none."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "end_to_end"))
+    tests = Path(__file__).resolve().parent.parent / "tests"
+    sys.path[:0] = [str(tests / "end_to_end"), str(tests)]  # the test module, and the support package it imports
     from test_student_pythons import interpreter as find
 
     found = find(version)
