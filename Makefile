@@ -30,7 +30,7 @@ demo: seccomp $(STAMP)
 # The class report's test drives Debian's Chromium: when we are root and it is missing, its install starts first, in
 # the background (scripts/chromium.sh: long on a fresh machine; it goes on beside building .venv and validating), and
 # the tests wait for it; without it tests/report/test_report.py skips its browser test, with a message.
-# The tests run $(JOBS) at a time, a test file per process, their threads waiting passively as side-by-side gradings'
+# The tests run $(JOBS) at a time, a test file per process, their threads waiting as gradings' (batch/runners.py OPENMP)
 # do, files marked slow first (tests/conftest.py; xdist would order files by their number of tests). Those marked
 # `alone` count a uid pool's processes and files: they run beside the others in a process of their own, with a pool
 # no other grading leases from (AUTOGRADER_UIDS), their output shown once both are done.
@@ -40,7 +40,7 @@ test: chromium seccomp $(STAMP) lint
 	$(BIN)/autograder validate --jobs $(JOBS) --fresh-secrets 1 --no-retrain-alternatives
 	scripts/chromium.sh wait
 	@mkdir -p build
-	export OMP_WAIT_POLICY=PASSIVE; \
+	export OMP_WAIT_POLICY=PASSIVE GOMP_SPINCOUNT=1000; \
 	AUTOGRADER_UIDS=$(ALONE_UIDS) $(BIN)/python -m pytest tests -m alone --durations=5 >build/test-alone.log 2>&1 & \
 	$(BIN)/python -m pytest tests -m "not alone" -n $(JOBS) --dist loadfile --no-loadscope-reorder --durations=15; \
 	others=$$?; wait $$!; alone=$$?; echo "--- the tests marked alone (build/test-alone.log):"; \

@@ -24,6 +24,7 @@ import time
 from common import environment
 
 from autograder import course
+from autograder.batch.runners import OPENMP
 
 sys.path.insert(0, str(course.REPO_ROOT / "tests"))
 from support.lm import retrain  # noqa: E402 - the tests' retraining of the reference, which test_lm_retraining runs
@@ -38,7 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7, help="the first run's seed; each run adds 1")
     options = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as every grading's workers (autograder/batch/runners.py)
+    for name, value in OPENMP.items():  # as every grading's workers
+        os.environ.setdefault(name, value)
     log.info("%s", environment())
     hogs = options.hogs_per_core * (os.cpu_count() or 1)
     full = 0

@@ -8,7 +8,7 @@ apply the same sandbox). No shared file system is assumed: the submission travel
 folder (its results through ``Results.write``) and returns the results as the local engine does, with the same
 progress bar (the batch's gradebooks are ``autograder.batch.folder``'s).
 
-Every grading runs with ``OMP_WAIT_POLICY=PASSIVE``, as on the local engine (``autograder.batch.runners``): on a node
+Every grading's OpenMP threads wait as on the local engine (``autograder.batch.runners.OPENMP``): on a node
 shared with other gradings and Ray's own processes, OpenMP threads that spin while they wait made an lm grading
 several times slower, even alone on its node.
 

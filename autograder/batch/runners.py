@@ -2,13 +2,14 @@
 whatever happened; SIGINT or SIGTERM stops every runner (they stop their workers). Runners are forked by a warm zygote
 per kind of grading (``autograder.batch.zygote``; ``ZYGOTES`` here, stopped by ``close_zygotes``).
 
-Every grading gets ``OMP_WAIT_POLICY=PASSIVE`` (runner and workers): by default OpenMP's threads spin while they wait,
-and two gradings' spinning threads on the same cores slow each other down many times over. A lone grading did keep
-the default, under which the lm reference trains faster on an idle machine (bench/throughput.py), until the lm
-retraining's budgets became CPU time (issue 42): a spinning thread's CPU time is not work, and grows with whatever else
-loads the machine. Measured 2026-11-28, load average 41: a 2-thread reference pretraining whose single-thread work is
-67 CPU-s had used 126 CPU-s on its main thread and 122 on its OpenMP thread before it finished, each waiting at every
-operation for the other to be scheduled. Waiting passively, a thread's CPU time is its work."""
+Every grading's OpenMP threads wait as ``OPENMP`` says (runner and workers): a short spin, then sleep. By default they
+spin for a long while before sleeping, and two gradings' spinning threads on the same cores slow each other down many
+times over; since the lm retraining's budgets became CPU time (issue 42), a spinning thread's CPU time is not work
+either, and grows with whatever else loads the machine. Waiting passively at once (``GOMP_SPINCOUNT`` 0) costs the
+other way: a small model's step is hundreds of short parallel regions, and a thread put to sleep and woken at each
+costs system time and latency, and the retraining's wall time grows by a third on an idle machine. A spin of
+``GOMP_SPINCOUNT`` iterations bridges the gap between two regions without spinning through another process's time
+slice (docs/performance.md has the figures, idle and oversubscribed)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,9 @@ from autograder.sandbox.config import COLD_ENV
 from autograder.sandbox.isolation import Isolation
 from autograder.sandbox.reaping import become_subreaper, reap_children
 
+# How OpenMP's threads wait (libgomp, which torch's Linux wheels use): passively, after a spin of GOMP_SPINCOUNT
+# iterations (the module docstring says why; bench/openmp_wait.py measures it)
+OPENMP = {"OMP_WAIT_POLICY": "PASSIVE", "GOMP_SPINCOUNT": "1000"}
 STOP_GRACE_SECONDS = 5.0  # after SIGTERM, a runner has this long to stop its workers before it is killed
 
 
@@ -63,7 +67,7 @@ class Runners:
         env["TMPDIR"] = str(self.scratch)
         env.update(harness_path(env))
         env.update(self.isolation.environment())  # the runners need not probe again
-        env["OMP_WAIT_POLICY"] = "PASSIVE"
+        env.update(OPENMP)
         return env
 
     def zygote(self) -> forking.Zygote | None:

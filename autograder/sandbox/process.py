@@ -254,8 +254,9 @@ class Sandbox:
             "TQDM_DISABLE": "1",
         }
         # The kernel level an instructor pins (ATEN_CPU_CAPABILITY, MKL_ENABLE_INSTRUCTIONS) holds for student code too.
+        # How OpenMP's threads wait is the runner's (autograder.batch.runners.OPENMP).
         for name in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "OMP_WAIT_POLICY",
-                     "ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS"):
+                     "GOMP_SPINCOUNT", "ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS"):
             if name in os.environ:
                 env[name] = os.environ[name]
         return env

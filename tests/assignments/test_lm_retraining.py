@@ -13,6 +13,7 @@ import torch
 from support.catalogue import load
 from support.lm import reference, retrain
 
+from autograder.batch.runners import OPENMP
 from autograder.grading import Parts, StudentCodeFailure
 from autograder.suites.lm import evaluation, gates
 from autograder.suites.lm.hidden import test_retraining
@@ -63,7 +64,8 @@ def test_the_reference_keeps_full_marks_when_load_arrives_after_the_calibration(
     count the worker's CPU time, which the hogs do not add to, so the reference keeps 6/6; with the budgets in
     wall-clock time, set from the calibration, such load cost it the finetune-only part. The one real retraining of
     the tests: about a minute of 2 cores, and 30 s of the hogs'."""
-    monkeypatch.setenv("OMP_WAIT_POLICY", "PASSIVE")  # as every grading's runners and workers (batch/runners.py)
+    for name, value in OPENMP.items():  # as every grading's runners and workers
+        monkeypatch.setenv(name, value)
     parts = retrain(seed=11, hogs=2 * (os.cpu_count() or 1), hog_seconds=30)
     assert failures(parts) == [] and not parts.grader_errors, failures(parts) + parts.grader_errors
     assert [weight for _, weight, _ in parts.results] == [3, 1, 2]

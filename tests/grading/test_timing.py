@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.batch.runners import Runners
+from autograder.batch.runners import OPENMP, Runners
 from autograder.grading import Parts, timing
 from autograder.grading.proxy import Student
 from autograder.sandbox.capture import OutputCapture
@@ -35,7 +35,7 @@ MODULE = textwrap.dedent("""
 
     def wait_policy():
         import os
-        return os.environ.get("OMP_WAIT_POLICY")
+        return os.environ.get("OMP_WAIT_POLICY"), os.environ.get("GOMP_SPINCOUNT")
 
     def chatty(n, seconds):
         print(" ".join(["chatty"] * n), flush=True)
@@ -237,19 +237,21 @@ def test_memory_is_judged_with_slack_for_tiny_references_and_skipped_when_unknow
 
 
 def test_gradings_wait_passively(tmp_path, monkeypatch):
-    """Runners get OMP_WAIT_POLICY=PASSIVE, side by side or alone, and pass it to their workers: the lm retraining's
-    budgets count CPU time, and a spinning thread's is not work."""
-    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    """Runners get OPENMP (a short spin, then passive waiting), side by side or alone, and pass it to their workers:
+    the lm retraining's budgets count CPU time, and a spinning thread's is not work."""
+    for name in OPENMP:
+        monkeypatch.delenv(name, raising=False)
     for side_by_side in (True, False):
         runners = Runners(Isolation.detect(), side_by_side=side_by_side)
         runners.scratch = tmp_path
-        assert runners.environment().get("OMP_WAIT_POLICY") == "PASSIVE"
+        assert OPENMP.items() <= runners.environment().items()
 
-    monkeypatch.setenv("OMP_WAIT_POLICY", "PASSIVE")
+    for name, value in OPENMP.items():
+        monkeypatch.setenv(name, value)
     folder = Path(tempfile.mkdtemp(prefix="autograder-measured-"))  # the sandbox's uid cannot reach tmp_path
     student = _measured_worker(folder / "submission")
     try:
-        assert student.measured.wait_policy() == "PASSIVE"
+        assert tuple(student.measured.wait_policy()) == ("PASSIVE", "1000")
     finally:
         student.close()
         shutil.rmtree(folder, ignore_errors=True)
