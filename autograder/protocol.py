@@ -130,7 +130,8 @@ def array_to_bytes(array: np.ndarray) -> bytes:
     if array.dtype.name not in ALLOWED_DTYPES:
         raise ProtocolError(f"arrays of dtype {array.dtype} cannot be sent")
     buffer = io.BytesIO()
-    np.save(buffer, np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("=")), allow_pickle=False)
+    # np.require, not np.ascontiguousarray: that one makes a 0-dim array (a loss, a scalar tensor) 1-dim
+    np.save(buffer, np.require(array, dtype=array.dtype.newbyteorder("="), requirements="C"), allow_pickle=False)
     return buffer.getvalue()
 
 

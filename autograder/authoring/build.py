@@ -29,8 +29,8 @@ import torch
 from autograder import course, scratch
 from autograder.authoring import leaks, notebooks
 from autograder.authoring.markers import SKIP, BuildError, strip_solutions
-from autograder.grading import FLOAT_TOLERANCE, tolerance
-from autograder.grading.oracle import read_store, store_fingerprint
+from autograder.grading import FLOAT_TOLERANCE, naming, tolerance
+from autograder.grading.oracle import PROBES, load_store, read_store, store_fingerprint
 from autograder.grading_options import GradingOptions
 from autograder.results import Results
 
@@ -110,11 +110,28 @@ def build(names: list[str], check: bool = False) -> list[str]:
 
 
 def recording_problems(assignment: course.Assignment) -> list[str]:
-    """What is wrong with the committed recording: missing, or made from other sources than the current ones."""
+    """What is wrong with the committed recording: missing, made from other sources than the current ones, or
+    lacking naming probes' values."""
     current = assignment.expected_file
     if current.is_file() and store_fingerprint(current) == assignment.recording_fingerprint():
-        return []
+        return incomplete(assignment, current)
     return [f"{current} is out of date (recorded from other sources): run `autograder build {assignment.name}`"]
+
+
+def incomplete(assignment: course.Assignment, store: Path) -> list[str]:
+    """The problem with a recording that lacks some of the suite's naming probes (a student's ``check`` could not
+    confirm the names they decide). The probes are asked after the tests, the last thing a recording does, so a
+    recording stopped by the grading's time budget (``submission_timeout``, on a busy machine) passed every test and
+    still lacked them."""
+    recorded = {key.rsplit("#", 2)[0] for key in load_store(store)[0]}
+    missing = [probe.name for probe in naming.probes_of(f"autograder.suites.{assignment.name}")
+               if f"{PROBES}/{probe.name}" not in recorded]
+    if not missing:
+        return []
+    return [f"{assignment.name}: the recording lacks the values of {len(missing)} naming probes (from "
+            f"{missing[0]!r}): it stopped before it had asked them all, as a recording that runs past "
+            f"{assignment.submission_timeout:g} s on a busy machine does; run `autograder build {assignment.name}` "
+            "again on a quieter machine"]
 
 
 def record_expected(assignment: course.Assignment) -> list[str]:
@@ -134,6 +151,8 @@ def record_expected(assignment: course.Assignment) -> list[str]:
         if failing:  # a check the reference fails is not recorded, so students could never pass it
             return [f"{assignment.name}: the reference fails public tests while recording, so their expected "
                     f"values are incomplete: {'; '.join(failing)}"]
+        if problems := incomplete(assignment, store):
+            return problems
         current = assignment.expected_file
         if not (current.is_file() and store_fingerprint(current) == store_fingerprint(store)
                 and same_store(current, store)):

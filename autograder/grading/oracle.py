@@ -50,7 +50,7 @@ import torch
 from autograder import protocol, scratch
 
 Variants = list[tuple[str, Any]]
-VERSION = 2  # of the recording's keys: a recording of another version is never replayed
+VERSION = 3  # of the recording's keys and layout: a recording of another version is never replayed
 PROBES = "probes"  # the test under which the naming experiments' values are keyed (``Oracle.probe``)
 
 
@@ -315,21 +315,28 @@ def _seeded(fn: Callable[[Any], Any], implementation) -> Any:
 
 
 def write_store(path: Path, entries: dict[str, tuple[Any, Variants]], fingerprint: str = "") -> None:
-    """Write recorded values as a zip of ``manifest.json`` and ``.npy`` blobs, byte-for-byte reproducible."""
+    """Write recorded values as a zip of ``manifest.json`` and ``blobs.bin``, byte-for-byte reproducible.
+
+    The known mistakes' descriptions are written once (``descriptions``; a variant names its mistake by index) and the
+    ``.npy`` blobs one after another in one member (their lengths in ``blob_sizes``): a suite whose naming experiments
+    ask every mistake dozens of questions repeated each description at each, and a zip member per small blob costs
+    more in headers than the blob holds."""
     blobs: list[bytes] = []
+    descriptions: dict[str, int] = {}
     manifest = {"version": VERSION, "fingerprint": fingerprint, "entries": {}}
     for key in sorted(entries):
         value, variants = entries[key]
         manifest["entries"][key] = {
             "value": protocol.encode(value, blobs),
-            "variants": [[d, protocol.encode(v, blobs)] for d, v in variants],
+            "variants": [[descriptions.setdefault(d, len(descriptions)), protocol.encode(v, blobs)]
+                         for d, v in variants],
         }
     manifest, blobs = _shared_blobs(manifest, blobs)
+    manifest.update(descriptions=list(descriptions), blob_sizes=[len(blob) for blob in blobs])
     path.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in [("manifest.json", json.dumps(manifest, indent=1).encode())] + [
-            (f"blobs/{i}.npy", blob) for i, blob in enumerate(blobs)
-        ]:
+        for name, data in [("manifest.json", json.dumps(manifest, separators=(",", ":")).encode()),
+                           ("blobs.bin", b"".join(blobs))]:
             archive.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), data, zipfile.ZIP_DEFLATED)
 
 
@@ -377,11 +384,19 @@ def _stamp(path: Path) -> tuple[str, int, int, int]:
 
 @functools.lru_cache(maxsize=8)
 def _read_store(path: str, inode: int, modified: int, size: int) -> tuple[dict, list[bytes]]:
-    """A recording's manifest and blobs, read once per process and content (``_stamp``)."""
+    """A recording's manifest, its variants naming their mistakes' descriptions again, and its blobs, read once per
+    process and content (``_stamp``). A recording of another version has no entries: it is never replayed."""
     with zipfile.ZipFile(path) as archive:
         manifest = json.loads(archive.read("manifest.json"))
-        count = sum(1 for n in archive.namelist() if n.startswith("blobs/"))
-        blobs = [archive.read(f"blobs/{i}.npy") for i in range(count)]
+        if manifest.get("version") != VERSION:
+            return {**manifest, "entries": {}}, []
+        stream, blobs, start = archive.read("blobs.bin"), [], 0
+    for length in manifest["blob_sizes"]:
+        blobs.append(stream[start:start + length])
+        start += length
+    descriptions = manifest["descriptions"]
+    for entry in manifest["entries"].values():
+        entry["variants"] = [[descriptions[index], value] for index, value in entry["variants"]]
     return manifest, blobs
 
 

@@ -5,6 +5,7 @@ import pytest
 from autograder import course
 from autograder.authoring.build import record_expected, recording_problems, skeleton_files
 from autograder.authoring.markers import BuildError, strip_solutions
+from autograder.grading.oracle import read_store, store_fingerprint, write_store
 
 SOLUTION = '''import torch
 
@@ -77,3 +78,16 @@ def test_check_refuses_a_recording_of_other_sources(monkeypatch, tmp_path):
     assert "out of date" in problem and "autograder build masking" in problem
     monkeypatch.setattr(course.Assignment, "expected_file", property(lambda self: tmp_path / "missing.zip"))
     assert recording_problems(masking)
+
+
+def test_check_refuses_a_recording_that_lacks_naming_probes(monkeypatch, tmp_path):
+    """A recording stopped by its time budget after the tests passed lacked the naming probes asked last (lm's, built
+    beside other work): build --check says so, and names the first missing probe."""
+    masking = course.load("masking")
+    entries = {key: (value, variants) for key, (value, variants) in read_store(masking.expected_file).items()
+               if "probes/causal_mask: T = 5#" not in key}
+    assert len(entries) < len(read_store(masking.expected_file))
+    write_store(tmp_path / "expected.zip", entries, store_fingerprint(masking.expected_file))
+    monkeypatch.setattr(course.Assignment, "expected_file", property(lambda self: tmp_path / "expected.zip"))
+    [problem] = recording_problems(masking)
+    assert "lacks the values of 1 naming probes" in problem and "autograder build masking" in problem

@@ -4,7 +4,9 @@ with."""
 
 from __future__ import annotations
 
+import json
 import shutil
+import zipfile
 from types import SimpleNamespace
 
 import pytest
@@ -79,6 +81,27 @@ def test_a_rewritten_recording_is_read_again_not_served_from_the_cache(tmp_path)
     write_store(path, {"q#1": (torch.tensor([1.0]), []), "q#2": (torch.tensor([2.0]), [])}, fingerprint="second")
     assert store_fingerprint(path) == "second" and load_store(path)[0].keys() == {"q#1", "q#2"}
     assert read_store(path)["q#2"][0].item() == 2.0
+
+
+def test_a_recording_writes_each_description_and_blob_once_and_refuses_other_versions(tmp_path):
+    """Two checks that every mistake answers: each description is stored once, and equal values once, in one blob
+    stream (lm's probes made a recording of 3 MB with a description and a zip member per answer); a recording of
+    another version is never replayed."""
+    path = tmp_path / "expected.zip"
+    same, other = torch.tensor([1.0, 2.0]), torch.tensor(3.0)
+    write_store(path, {f"q#{i}": (same, [("off by one", other), ("sign", same)]) for i in range(3)})
+    with zipfile.ZipFile(path) as archive:
+        manifest = json.loads(archive.read("manifest.json"))
+        assert archive.namelist() == ["manifest.json", "blobs.bin"]
+    assert manifest["descriptions"] == ["off by one", "sign"] and len(manifest["blob_sizes"]) == 2
+    for value, variants in read_store(path).values():
+        assert torch.equal(value, same) and [d for d, _ in variants] == ["off by one", "sign"]
+        assert variants[0][1].shape == () and torch.equal(variants[1][1], same)
+
+    manifest["version"] -= 1
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("manifest.json", json.dumps(manifest))
+    assert store_fingerprint(path) == "" and load_store(path)[0] == {}
 
 
 def test_the_graders_own_time_moves_the_tests_deadline(monkeypatch):

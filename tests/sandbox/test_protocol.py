@@ -27,6 +27,13 @@ def test_roundtrip_of_nested_values():
     assert out["big"] == 2**70 and out["half"].dtype == torch.bfloat16
 
 
+def test_shapes_survive_including_no_dimensions_and_transposes():
+    """A 0-dim tensor (a loss) arrives with no dimensions, not as shape (1,); a transposed one in its own shape."""
+    for value in (torch.tensor(2.5), np.array(3), torch.arange(6.0).reshape(2, 3).T, torch.zeros(0, 4)):
+        out = roundtrip(value)
+        assert tuple(out.shape) == tuple(value.shape) and np.array_equal(np.asarray(out), np.asarray(value))
+
+
 def test_tensor_metadata_survives_but_subclasses_become_plain():
     class Sneaky(torch.Tensor):
         def __eq__(self, other):

@@ -67,8 +67,9 @@ def _step(impl, state, x, y, clip=1.0, steps=1):
 
 
 # The training step's inputs: every gradient of the two steps is well away from zero (common.adam_conditioned, which
-# tests/test_lm_suite.py asserts for these seeds), so the parameters after the steps are decided by the trainer, not by
-# rounding. The steps are 24 and 48 tokens into the warm-up: their rates bound how far AdamW moves a parameter.
+# tests/assignments/test_lm_suite.py asserts for these seeds), so the parameters after the steps are decided by the
+# trainer, not by rounding. The steps are 24 and 48 tokens into the warm-up: their rates bound how far AdamW moves a
+# parameter.
 STEP_SEEDS = (91, 92)
 STEP_BATCH = (4, 6)
 TOKENS_PER_STEP = STEP_BATCH[0] * STEP_BATCH[1]
