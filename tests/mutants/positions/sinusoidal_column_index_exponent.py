@@ -10,7 +10,7 @@ def sinusoidal(T, d, dtype=torch.float32):
     if d % 2:
         raise ValueError(f"d must be even, got d={d}")
     columns = torch.arange(d, dtype=torch.float64)
-    angles = torch.arange(T, dtype=torch.float64)[:, None] / 10000.0 ** (2 * columns / d)
+    angles = torch.arange(T, dtype=torch.float64)[:, None] / SINUSOIDAL_BASE ** (2 * columns / d)
     phi = angles.clone()
     phi[:, 0::2] = angles[:, 0::2].sin()
     phi[:, 1::2] = angles[:, 1::2].cos()
