@@ -1,5 +1,5 @@
-"""corrupt pads the example to block_size characters instead of block_size + 1: x and y are its first and last
-block_size characters, so the example needs one more, and x, y come out one position short."""
+"""corrupt pads the example to block_size characters instead of block_size + 1: x = s[:-1] and y = s[1:] must each
+hold block_size ids, so s needs block_size + 1 characters; padded to block_size, x and y come out one short."""
 # target: dataset.py
 # unnamed: graded by the span-corruption rules on its examples, not against the reference's values
 # seen in: public CS224N a5 student repositories (the masked string padded with PAD_CHAR * (block_size - len(...)))
