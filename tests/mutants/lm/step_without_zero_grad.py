@@ -1,5 +1,5 @@
 """The step never zeroes the gradients: backward adds each batch's gradients to those of every earlier step, so from
-the second step on the optimiser follows their running sum; call self.optimizer.zero_grad() before loss.backward()."""
+the second step on the optimiser follows their running sum; call self.optimizer.zero_grad() before the backward pass."""
 # target: trainer.py
 # seen in: public minGPT/nanoGPT forks and CS336 assignment 1 training loops (the zero_grad call left out)
 
